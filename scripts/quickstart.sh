@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# README command 1: install what is missing, build, and run the quickstart example.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh build >/dev/null
+build/stepsim --help

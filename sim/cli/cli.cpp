@@ -1,0 +1,86 @@
+#include "sim/cli/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "sim/cli/command.hpp"
+#include "sim/common/input_error.hpp"
+#include "stepsim/version.hpp"
+
+namespace stepsim::cli {
+namespace {
+
+constexpr const char* kDescription =
+    "stepsim simulates one training step of a large language model on a cluster: the topology, the "
+    "model and the parallel layout come from YAML, and stepsim reports how long the step takes and "
+    "where the time goes.";
+
+}  // namespace
+
+void add_override_option(CLI::App& app, std::vector<std::string>& overrides) {
+  app.add_option("-o,--override", overrides,
+                 "Override one value of the scenario, KEY.PATH=VALUE (repeatable), for example "
+                 "-o parallelism.tp=8")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+        bool err_is_terminal) {
+  CLI::App app(kDescription, "stepsim");
+  app.set_version_flag("--version", std::string("stepsim ") + kVersion);
+  app.require_subcommand(1);
+  app.fallthrough();
+  int verbosity = 0;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbosity, "More log output on stderr (-vv for trace)");
+  app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
+
+  std::vector<Command> commands;
+  commands.push_back(add_check_command(app));
+
+  // CLI11 wants argv-style input, last argument first.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e, out, err);
+    return 2;
+  }
+
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(err);
+  sink->set_pattern("stepsim: %^%l%$: %v");
+  spdlog::logger log("stepsim", sink);
+  log.set_level(quiet            ? spdlog::level::err
+                : verbosity >= 2 ? spdlog::level::trace
+                : verbosity == 1 ? spdlog::level::debug
+                                 : spdlog::level::info);
+  Context context{out, err, log, err_is_terminal};
+
+  for (auto& command : commands) {
+    if (!command.app->parsed()) continue;
+    try {
+      return command.action(context);
+    } catch (const InputError& e) {
+      out.flush();
+      err << "stepsim: error: " << e.what() << "\n";
+      return 2;
+    } catch (const std::exception& e) {
+      out.flush();
+      err << "stepsim: internal error: " << e.what()
+          << "\n(this is a bug in stepsim; please report it with the command that caused it)\n";
+      return 1;
+    }
+  }
+  return 2;  // unreachable: require_subcommand(1) guarantees one was parsed
+}
+
+}  // namespace stepsim::cli

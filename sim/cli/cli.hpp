@@ -1,0 +1,15 @@
+// The `stepsim` program as a function, so tests can run it in-process.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace stepsim::cli {
+
+// Runs `stepsim args...` (args excludes the program name). Returns the exit code: 0 success, 2 bad
+// input (usage, configuration, files), 1 internal error. Never calls exit().
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+        bool err_is_terminal = false);
+
+}  // namespace stepsim::cli

@@ -1,0 +1,40 @@
+// What every `stepsim` subcommand is given, and how it is registered.
+//
+// A command adds its CLI11 subcommand and options in `add_*_command`, and returns the action to run
+// when the user picked it. Actions print results to `out`, logs go through `log` (stderr), bad input
+// is thrown as InputError (exit code 2) and anything else is an internal error (exit code 1).
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <spdlog/logger.h>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace stepsim::cli {
+
+struct Context {
+  std::ostream& out;
+  std::ostream& err;
+  spdlog::logger& log;
+  bool err_is_terminal = false;  // progress lines only on a terminal
+};
+
+using Action = std::function<int(Context&)>;
+
+struct Command {
+  CLI::App* app;
+  Action action;
+};
+
+// Adds the repeatable `-o key.path=value` option to `app`, collecting into `overrides`.
+void add_override_option(CLI::App& app, std::vector<std::string>& overrides);
+
+// The commands. Each keeps its options alive in state captured by the returned action.
+Command add_check_command(CLI::App& app);
+
+}  // namespace stepsim::cli

@@ -1,0 +1,157 @@
+// Configuration trees (sim/common/config.hpp): every error names file, line, column, key path,
+// value and expectation; includes, overrides and "did you mean".
+#include "sim/common/config.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+#include "sim/common/input_error.hpp"
+
+namespace stepsim::config {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Expects `f` to throw InputError whose message contains every one of `parts`.
+template <typename F>
+void expect_error(F&& f, std::initializer_list<std::string_view> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no error thrown";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    for (auto part : parts) {
+      EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+    }
+  }
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() /
+            ("stepsim_config_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+             "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  fs::path write(const std::string& name, const std::string& text) const {
+    std::ofstream(path_ / name) << text;
+    return path_ / name;
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+TEST(Config, TypedValuesAndPaths) {
+  const auto doc = Document::parse("parallelism:\n  tp: 8\n  sp: true\nlink: 400Gbps\n", "s.yaml");
+  const Node root = doc.root();
+  EXPECT_EQ(root.at("parallelism").at("tp").as_int(1), 8);
+  EXPECT_EQ(root.at("parallelism").at("tp").path(), "parallelism.tp");
+  EXPECT_TRUE(root.at("parallelism").at("sp").as_bool());
+  EXPECT_DOUBLE_EQ(root.at("link").as_bandwidth().value(), 50e9);
+  EXPECT_FALSE(root.has("model"));
+}
+
+TEST(Config, ErrorNamesFileLineColumnPathValueAndExpectation) {
+  const auto doc = Document::parse("parallelism:\n  tp: -1\n", "s.yaml");
+  expect_error([&] { doc.root().at("parallelism").at("tp").as_int(1); },
+               {"s.yaml:2:7", "parallelism.tp", "'-1'", "a positive integer"});
+}
+
+TEST(Config, UnknownKeySuggestsTheClosest) {
+  const auto doc = Document::parse("parallelism:\n  tpp: 8\n", "s.yaml");
+  expect_error([&] { doc.root().at("parallelism").allow_keys({"tp", "pp", "dp"}); },
+               {"s.yaml:2:3", "parallelism.tpp", "unknown key 'tpp'", "did you mean 'tp'"});
+}
+
+TEST(Config, MissingKeyAndWrongShapes) {
+  const auto doc = Document::parse("a: [1, 2]\nb: {c: 1}\n", "s.yaml");
+  expect_error([&] { doc.root().at("model"); }, {"missing required key 'model'"});
+  expect_error([&] { doc.root().at("a").as_int(); }, {"a:", "got a list"});
+  expect_error([&] { doc.root().at("b").items(); }, {"expected a list", "got a map"});
+  EXPECT_EQ(doc.root().at("a").items()[1].path(), "a[1]");
+}
+
+TEST(Config, UnitsGetLocations) {
+  const auto doc = Document::parse("bucket: 25000000\nlat: 5 parsecs\nbw: 0GB/s\n", "s.yaml");
+  expect_error([&] { doc.root().at("bucket").as_bytes(); }, {"s.yaml:1:9", "bucket", "has no unit"});
+  expect_error([&] { doc.root().at("lat").as_time(); }, {"s.yaml:2:6", "lat", "unknown time unit"});
+  expect_error([&] { doc.root().at("bw").as_bandwidth(); }, {"bw", "a positive bandwidth"});
+}
+
+TEST(Config, SyntaxErrorsAndDuplicates) {
+  expect_error([] { Document::parse("a: [1, 2\n", "s.yaml"); }, {"s.yaml:", "YAML syntax error"});
+  expect_error([] { Document::parse("a: 1\na: 2\n", "s.yaml"); }, {"s.yaml:2:1", "duplicate key 'a'"});
+  expect_error([] { Document::parse(std::string("a: \0\x01\x02", 7), "bin.yaml"); },
+               {"bin.yaml", "not a YAML text file"});
+}
+
+TEST(Config, AliasBombIsRefused) {
+  std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 9; ++i) {
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) text += std::string(k ? ", " : "") + "*a" + std::to_string(i - 1);
+    text += "]\n";
+  }
+  expect_error([&] { Document::parse(text, "bomb.yaml"); }, {"bomb.yaml", "refusing"});
+}
+
+TEST(Config, IncludesResolveRelativeToTheIncludingFile) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "parts");
+  dir.write("parts/model.yaml", "layers: 32\nhidden: 4096\n");
+  const auto main = dir.write("main.yaml", "model: !include parts/model.yaml\n");
+  const auto doc = Document::load_file(main);
+  EXPECT_EQ(doc.root().at("model").at("layers").as_int(), 32);
+  EXPECT_EQ(doc.files().size(), 2u);
+  // Errors inside the included file name that file.
+  expect_error([&] { doc.root().at("model").at("hidden").as_bool(); }, {"model.yaml:2:9", "model.hidden"});
+}
+
+TEST(Config, IncludeProblems) {
+  TempDir dir;
+  dir.write("a.yaml", "x: !include b.yaml\n");
+  dir.write("b.yaml", "y: !include a.yaml\n");
+  expect_error([&] { Document::load_file(dir.path() / "a.yaml"); }, {"include cycle", "a.yaml -> b.yaml -> a.yaml"});
+  dir.write("c.yaml", "x: !include nowhere.yaml\n");
+  expect_error([&] { Document::load_file(dir.path() / "c.yaml"); }, {"c.yaml:1:4", "nowhere.yaml", "no such file"});
+  expect_error([&] { Document::load_file(dir.path()); }, {"is a directory"});
+}
+
+TEST(Config, OverridesReplaceAndCreateValues) {
+  auto doc = Document::parse("parallelism:\n  tp: 8\nlist: [1, 2, 3]\n", "s.yaml");
+  doc.apply_override("parallelism.tp=4");
+  doc.apply_override("parallelism.pp=2");
+  doc.apply_override("list[1]=20");
+  doc.apply_override("training.seq_len=4096");
+  EXPECT_EQ(doc.root().at("parallelism").at("tp").as_int(), 4);
+  EXPECT_EQ(doc.root().at("parallelism").at("pp").as_int(), 2);
+  EXPECT_EQ(doc.root().at("list").items()[1].as_int(), 20);
+  EXPECT_EQ(doc.root().at("training").at("seq_len").as_int(), 4096);
+  // An override's errors say it came from the command line.
+  doc.apply_override("parallelism.tp=zero");
+  expect_error([&] { doc.root().at("parallelism").at("tp").as_int(1); },
+               {"command line (-o parallelism.tp=zero)", "parallelism.tp", "'zero'"});
+  expect_error([&] { doc.apply_override("parallelism.tp.x=1"); }, {"is a single value"});
+  expect_error([&] { doc.apply_override("list[7]=1"); }, {"not an index"});
+  expect_error([&] { doc.apply_override("novalue"); }, {"expected KEY.PATH=VALUE"});
+}
+
+TEST(Config, Choices) {
+  const auto doc = Document::parse("schedule: 1f1c\n", "s.yaml");
+  expect_error([&] { doc.root().at("schedule").as_choice({"gpipe", "1f1b", "interleaved"}); },
+               {"one of gpipe, 1f1b, interleaved", "did you mean '1f1b'"});
+}
+
+TEST(ClosestMatch, OnlyPlausibleTypos) {
+  EXPECT_EQ(closest_match("paralelism", {"parallelism", "model"}), "parallelism");
+  EXPECT_EQ(closest_match("zzzzzz", {"parallelism", "model"}), "");
+}
+
+}  // namespace
+}  // namespace stepsim::config
