@@ -1,11 +1,13 @@
 #include "sim/cli/cli.hpp"
 
-#include <CLI/CLI.hpp>
-#include <memory>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <memory>
 
 #include "sim/cli/command.hpp"
+#include "sim/common/config.hpp"
 #include "sim/common/input_error.hpp"
 #include "stepsim/version.hpp"
 
@@ -40,6 +42,20 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
   std::vector<Command> commands;
   commands.push_back(add_check_command(app));
+
+  // An unknown command would otherwise read as "a subcommand is required"; name it instead.
+  for (const auto& arg : args) {
+    if (arg.empty() || arg.front() == '-') continue;
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands({}))
+      names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), arg) != names.end()) break;
+    const std::string suggestion = config::closest_match(arg, names);
+    err << "stepsim: error: unknown command '" << arg << "'"
+        << (suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?")
+        << "\nRun 'stepsim --help' for the list of commands.\n";
+    return 2;
+  }
 
   // CLI11 wants argv-style input, last argument first.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -1,12 +1,12 @@
 #include "sim/common/config.hpp"
 
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
-#include <yaml-cpp/yaml.h>
 
 #include "sim/common/input_error.hpp"
 
@@ -23,8 +23,8 @@ std::string read_text_file(const fs::path& path, const std::string& context) {
     throw InputError(fmt::format("{}cannot read '{}': no such file", context, path.string()));
   }
   if (fs::is_directory(status)) {
-    throw InputError(fmt::format("{}cannot read '{}': it is a directory, not a file", context,
-                                 path.string()));
+    throw InputError(
+        fmt::format("{}cannot read '{}': it is a directory, not a file", context, path.string()));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -55,11 +55,27 @@ std::size_t first_binary_byte(std::string_view text) {
     int extra = (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
     if (extra < 0) return i;
     for (int k = 1; k <= extra; ++k) {
-      if (i + k >= text.size() || (static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
+      if (i + k >= text.size() || (static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80)
+        return i;
     }
     i += extra + 1;
   }
   return std::string_view::npos;
+}
+
+// YAML forbids tabs in indentation and yaml-cpp's message does not say so; add a hint when the
+// offending line (0-based) is indented with a tab.
+std::string tab_hint(std::string_view text, int line) {
+  std::size_t begin = 0;
+  for (int l = 0; l < line && begin != std::string_view::npos; ++l) {
+    begin = text.find('\n', begin);
+    if (begin != std::string_view::npos) ++begin;
+  }
+  if (begin == std::string_view::npos) return "";
+  for (std::size_t i = begin; i < text.size() && (text[i] == ' ' || text[i] == '\t'); ++i) {
+    if (text[i] == '\t') return " (this line is indented with a tab; YAML allows only spaces)";
+  }
+  return "";
 }
 
 Mark to_mark(const YAML::Mark& m) {
@@ -75,9 +91,10 @@ class Converter {
     const fs::path canonical = fs::weakly_canonical(path);
     if (std::find(stack_.begin(), stack_.end(), canonical) != stack_.end()) {
       std::string chain;
-      for (const auto& p : stack_) chain += p.filename().string() + " -> ";
-      throw InputError(fmt::format("{}include cycle: {}{}", context, chain,
-                                   canonical.filename().string()));
+      for (const auto& p : stack_)
+        chain += p.filename().string() + " -> ";
+      throw InputError(
+          fmt::format("{}include cycle: {}{}", context, chain, canonical.filename().string()));
     }
     const std::string text = read_text_file(path, context);
     files_.push_back(path);
@@ -90,16 +107,17 @@ class Converter {
   Value parse(std::string_view text, const std::string& origin_name, const fs::path& base_dir) {
     auto origin = std::make_shared<const std::string>(origin_name);
     if (const auto bad = first_binary_byte(text); bad != std::string_view::npos) {
-      throw InputError(fmt::format(
-          "{}: this is not a YAML text file (byte {} is binary data, not UTF-8 text)", origin_name,
-          bad));
+      throw InputError(
+          fmt::format("{}: this is not a YAML text file (byte {} is binary data, not UTF-8 text)",
+                      origin_name, bad));
     }
     YAML::Node root;
     try {
       root = YAML::Load(std::string(text));
     } catch (const YAML::Exception& e) {
-      throw InputError(fmt::format("{}:{}:{}: YAML syntax error: {}", origin_name, e.mark.line + 1,
-                                   e.mark.column + 1, e.msg));
+      throw InputError(fmt::format("{}:{}:{}: YAML syntax error: {}{}", origin_name,
+                                   e.mark.line + 1, e.mark.column + 1, e.msg,
+                                   tab_hint(text, e.mark.line)));
     }
     return convert(root, origin, base_dir, "");
   }
@@ -108,9 +126,10 @@ class Converter {
   Value convert(const YAML::Node& node, const std::shared_ptr<const std::string>& origin,
                 const fs::path& base_dir, const std::string& path) {
     if (++count_ > Document::kMaxValues) {
-      throw InputError(fmt::format("{}: more than {} values (after expanding aliases); refusing "
-                                   "an input this large",
-                                   *origin, Document::kMaxValues));
+      throw InputError(
+          fmt::format("{}: more than {} values (after expanding aliases); refusing "
+                      "an input this large",
+                      *origin, Document::kMaxValues));
     }
     Value v;
     v.origin = origin;
@@ -148,17 +167,17 @@ class Converter {
         for (const auto& kv : node) {
           const Mark key_mark = to_mark(kv.first.Mark());
           if (!kv.first.IsScalar()) {
-            throw InputError(fmt::format("{}:{}:{}: {}: a key must be a plain name, not a list or map",
-                                         *origin, key_mark.line, key_mark.column,
-                                         path.empty() ? "(top)" : path));
+            throw InputError(
+                fmt::format("{}:{}:{}: {}: a key must be a plain name, not a list or map", *origin,
+                            key_mark.line, key_mark.column, path.empty() ? "(top)" : path));
           }
           const std::string key = kv.first.Scalar();
           const std::string child_path = path.empty() ? key : path + "." + key;
           for (const auto& e : v.entries) {
             if (e.key == key) {
-              throw InputError(fmt::format("{}:{}:{}: {}: duplicate key '{}' (first given at line {})",
-                                           *origin, key_mark.line, key_mark.column, child_path, key,
-                                           e.key_mark.line));
+              throw InputError(
+                  fmt::format("{}:{}:{}: {}: duplicate key '{}' (first given at line {})", *origin,
+                              key_mark.line, key_mark.column, child_path, key, e.key_mark.line));
             }
           }
           v.entries.push_back({key, key_mark, convert(kv.second, origin, base_dir, child_path)});
@@ -175,7 +194,8 @@ class Converter {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     std::size_t diagonal = row[0];
     row[0] = i;
@@ -220,7 +240,8 @@ Document Document::load_file(const fs::path& path) {
   return doc;
 }
 
-Document Document::parse(std::string_view text, const std::string& origin, const fs::path& base_dir) {
+Document Document::parse(std::string_view text, const std::string& origin,
+                         const fs::path& base_dir) {
   Document doc;
   Converter converter(doc.files_);
   doc.root_ = converter.parse(text, origin, base_dir);
@@ -230,8 +251,8 @@ Document Document::parse(std::string_view text, const std::string& origin, const
 void Document::apply_override(std::string_view assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0) {
-    throw InputError(fmt::format("-o '{}': expected KEY.PATH=VALUE, for example -o parallelism.tp=8",
-                                 assignment));
+    throw InputError(fmt::format(
+        "-o '{}': expected KEY.PATH=VALUE, for example -o parallelism.tp=8", assignment));
   }
   set(assignment.substr(0, eq), assignment.substr(eq + 1));
 }
@@ -303,7 +324,9 @@ void Document::set(std::string_view dotted_path, std::string_view yaml_value) {
   *node = std::move(replacement);
 }
 
-Node Document::root() const { return Node(&root_, ""); }
+Node Document::root() const {
+  return Node(&root_, "");
+}
 
 // ---- Node -------------------------------------------------------------------------------------
 
@@ -318,7 +341,8 @@ std::string Node::shown() const {
     case Value::Kind::kNull:
       return "nothing";
     case Value::Kind::kScalar:
-      return "'" + (value_->scalar.size() > 80 ? value_->scalar.substr(0, 77) + "..." : value_->scalar) +
+      return "'" +
+             (value_->scalar.size() > 80 ? value_->scalar.substr(0, 77) + "..." : value_->scalar) +
              "'";
     case Value::Kind::kSequence:
       return "a list";
@@ -346,7 +370,9 @@ Node Node::child(const Value::Entry& entry) const {
   return Node(&entry.value, path_.empty() ? entry.key : path_ + "." + entry.key);
 }
 
-bool Node::has(std::string_view key) const { return find(key).has_value(); }
+bool Node::has(std::string_view key) const {
+  return find(key).has_value();
+}
 
 std::optional<Node> Node::find(std::string_view key) const {
   require_map();
@@ -366,7 +392,8 @@ std::vector<std::pair<std::string, Node>> Node::entries() const {
   require_map();
   std::vector<std::pair<std::string, Node>> out;
   out.reserve(value_->entries.size());
-  for (const auto& e : value_->entries) out.emplace_back(e.key, child(e));
+  for (const auto& e : value_->entries)
+    out.emplace_back(e.key, child(e));
   return out;
 }
 
@@ -380,14 +407,13 @@ void Node::allow_keys(const std::vector<std::string>& allowed) const {
     if (std::find(allowed.begin(), allowed.end(), e.key) != allowed.end()) continue;
     const std::string full = path_.empty() ? e.key : path_ + "." + e.key;
     const std::string origin = e.value.origin ? *e.value.origin : std::string("<input>");
-    const std::string where = e.key_mark.line > 0
-                                  ? fmt::format("{}:{}:{}", origin, e.key_mark.line, e.key_mark.column)
-                                  : origin;
+    const std::string where =
+        e.key_mark.line > 0 ? fmt::format("{}:{}:{}", origin, e.key_mark.line, e.key_mark.column)
+                            : origin;
     const std::string suggestion = closest_match(e.key, allowed);
-    throw InputError(fmt::format("{}: {}: unknown key '{}'{}; allowed keys here: {}", where, full,
-                                 e.key,
-                                 suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion),
-                                 join(allowed)));
+    throw InputError(fmt::format(
+        "{}: {}: unknown key '{}'{}; allowed keys here: {}", where, full, e.key,
+        suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion), join(allowed)));
   }
 }
 
@@ -431,7 +457,8 @@ double Node::as_double(double min, double max) const {
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
   double v = 0;
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || s.empty() || !std::isfinite(v)) fail(expected);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty() || !std::isfinite(v))
+    fail(expected);
   if (v < min || v > max) fail(expected);
   return v;
 }
@@ -493,7 +520,8 @@ std::string Node::as_choice(std::initializer_list<std::string_view> choices) con
 std::string Node::as_choice(const std::vector<std::string>& choices) const {
   const std::string expected = "one of " + join(choices);
   if (!is_scalar()) fail(expected);
-  if (std::find(choices.begin(), choices.end(), value_->scalar) != choices.end()) return value_->scalar;
+  if (std::find(choices.begin(), choices.end(), value_->scalar) != choices.end())
+    return value_->scalar;
   const std::string suggestion = closest_match(value_->scalar, choices);
   if (!suggestion.empty()) fail(fmt::format("{} (did you mean '{}'?)", expected, suggestion));
   fail(expected);

@@ -1,9 +1,10 @@
-// Configuration documents: YAML read into a tree that remembers, for every value, the file, line and
-// column it came from, so that every error can say where it is and what was expected.
+// Configuration documents: YAML read into a tree that remembers, for every value, the file, line
+// and column it came from, so that every error can say where it is and what was expected.
 //
 //  - `!include path/to/file.yaml` on any value replaces it by that file's content; the path is
 //    relative to the including file. Cycles, missing files and directories are errors.
-//  - `Document::set("parallelism.tp", "8")` overrides one value (the `-o key.path=value` option); the
+//  - `Document::set("parallelism.tp", "8")` overrides one value (the `-o key.path=value` option);
+//  the
 //    value is read as YAML, intermediate maps are created, `name[3]` or `name.3` indexes a list.
 //  - `Node` is a read-only view with its key path ("parallelism.tp"). Typed getters validate and
 //    throw InputError: "scenario.yaml:12:7: parallelism.tp: expected a positive integer, got '-1'".
@@ -36,10 +37,10 @@ struct Value {
   struct Entry;
 
   Kind kind = Kind::kNull;
-  std::string scalar;      // kScalar
-  bool quoted = false;     // the scalar was written in quotes
-  std::vector<Value> items;     // kSequence
-  std::vector<Entry> entries;   // kMap
+  std::string scalar;                         // kScalar
+  bool quoted = false;                        // the scalar was written in quotes
+  std::vector<Value> items;                   // kSequence
+  std::vector<Entry> entries;                 // kMap
   std::shared_ptr<const std::string> origin;  // file name, or "command line"
   Mark mark;
 };
@@ -137,8 +138,8 @@ class Node {
   std::string path_;
 };
 
-// The closest of `candidates` to `word` by edit distance, or empty when none is close enough to be a
-// plausible typo.
+// The closest of `candidates` to `word` by edit distance, or empty when none is close enough to be
+// a plausible typo.
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace stepsim::config

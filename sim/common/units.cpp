@@ -1,8 +1,8 @@
 #include "sim/common/units.hpp"
 
+#include <fmt/format.h>
 #include <array>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "sim/common/input_error.hpp"
 
@@ -24,12 +24,18 @@ struct NumberAndUnit {
   std::string_view unit;
 };
 
-bool is_space(char c) { return c == ' ' || c == '\t'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t';
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  while (!s.empty() && is_space(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back()))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -38,15 +44,16 @@ std::string_view trim(std::string_view s) {
 NumberAndUnit split(std::string_view text, std::string_view kind, std::string_view example) {
   const std::string_view s = trim(text);
   auto bad = [&](std::string_view why) -> InputError {
-    return InputError(fmt::format("'{}' is not a valid {}: {} (expected a number and a unit, like {})",
-                                  text, kind, why, example));
+    return InputError(
+        fmt::format("'{}' is not a valid {}: {} (expected a number and a unit, like {})", text,
+                    kind, why, example));
   };
   if (s.empty()) throw bad("it is empty");
   std::size_t i = 0;
   if (s[i] == '+') ++i;
   if (i < s.size() && s[i] == '-') {
-    throw InputError(
-        fmt::format("'{}' is negative; a {} must be zero or positive (like {})", text, kind, example));
+    throw InputError(fmt::format("'{}' is negative; a {} must be zero or positive (like {})", text,
+                                 kind, example));
   }
   Decimal d;
   int significant = 0;
@@ -100,10 +107,10 @@ constexpr std::array<Unit, 12> kSizeUnits{{
     {"TB", 1'000'000'000'000},
     {"PB", 1'000'000'000'000'000},
     {"KiB", kKi},
-    {"MiB", kKi * kKi},
-    {"GiB", kKi * kKi * kKi},
-    {"TiB", kKi * kKi * kKi * kKi},
-    {"PiB", kKi * kKi * kKi * kKi * kKi},
+    {"MiB", kKi* kKi},
+    {"GiB", kKi* kKi* kKi},
+    {"TiB", kKi* kKi* kKi* kKi},
+    {"PiB", kKi* kKi* kKi* kKi* kKi},
 }};
 
 constexpr std::array<Unit, 6> kTimeUnits{{
@@ -128,8 +135,8 @@ std::string unit_list(auto const& units) {
 std::int64_t exact_integer(std::string_view text, Decimal d, std::int64_t multiplier,
                            std::string_view whole_what) {
   auto too_large = [&] {
-    return InputError(fmt::format("'{}' is too large (the limit is {} {})", text, kInt64Max,
-                                  whole_what));
+    return InputError(
+        fmt::format("'{}' is too large (the limit is {} {})", text, kInt64Max, whole_what));
   };
   u128 value = d.digits * static_cast<u128>(multiplier);
   if (d.digits != 0 && value / d.digits != static_cast<u128>(multiplier)) throw too_large();
@@ -159,7 +166,8 @@ const Unit* find_unit(const std::array<Unit, N>& units, std::string_view name) {
 std::string trimmed_decimal(double value, int decimals) {
   std::string s = fmt::format("{:.{}f}", value, decimals);
   if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
+    while (s.back() == '0')
+      s.pop_back();
     if (s.back() == '.') s.pop_back();
   }
   return s;
@@ -173,14 +181,16 @@ Time Time::from_seconds(double seconds) {
   }
   const double ps = std::round(seconds * 1e12);
   if (ps >= 9.2e18) {
-    throw InputError(fmt::format("time {} s is beyond the simulator's range (about 106 days)", seconds));
+    throw InputError(
+        fmt::format("time {} s is beyond the simulator's range (about 106 days)", seconds));
   }
   return Time(static_cast<std::int64_t>(ps));
 }
 
 Time transfer_time(Bytes bytes, BytesPerSecond rate) {
   if (!(rate.value() > 0)) {
-    throw InputError(fmt::format("cannot transfer {} at a rate of {} B/s", bytes.count(), rate.value()));
+    throw InputError(
+        fmt::format("cannot transfer {} at a rate of {} B/s", bytes.count(), rate.value()));
   }
   return Time::from_seconds(bytes.as_double() / rate.value());
 }
@@ -188,7 +198,8 @@ Time transfer_time(Bytes bytes, BytesPerSecond rate) {
 Bytes parse_bytes(std::string_view text) {
   const auto [number, unit] = split(text, "size", "25MiB or 1.5GB");
   if (unit.empty()) {
-    throw InputError(fmt::format("'{}' has no unit; a size needs one of {}", text, unit_list(kSizeUnits)));
+    throw InputError(
+        fmt::format("'{}' has no unit; a size needs one of {}", text, unit_list(kSizeUnits)));
   }
   const Unit* u = find_unit(kSizeUnits, unit);
   if (u == nullptr) {
@@ -216,15 +227,15 @@ BytesPerSecond parse_bandwidth(std::string_view text) {
     double factor;
   };
   static constexpr std::array<Prefix, 10> kPrefixes{{{"", 1.0},
-                                                    {"K", 1e3},
-                                                    {"k", 1e3},
-                                                    {"M", 1e6},
-                                                    {"G", 1e9},
-                                                    {"T", 1e12},
-                                                    {"Ki", 1024.0},
-                                                    {"Mi", 1048576.0},
-                                                    {"Gi", 1073741824.0},
-                                                    {"Ti", 1099511627776.0}}};
+                                                     {"K", 1e3},
+                                                     {"k", 1e3},
+                                                     {"M", 1e6},
+                                                     {"G", 1e9},
+                                                     {"T", 1e12},
+                                                     {"Ki", 1024.0},
+                                                     {"Mi", 1048576.0},
+                                                     {"Gi", 1073741824.0},
+                                                     {"Ti", 1099511627776.0}}};
   double per_second = 0;  // bytes per second per unit
   for (const auto& p : kPrefixes) {
     if (!unit.starts_with(p.name)) continue;
@@ -240,8 +251,8 @@ BytesPerSecond parse_bandwidth(std::string_view text) {
       hint = fmt::format(" ('{}' is ambiguous: write '{}/s' for bytes or '{}bps' for bits)", unit,
                          unit.substr(0, unit.size() - 2), unit.substr(0, unit.size() - 3));
     }
-    throw InputError(fmt::format("'{}': unknown bandwidth unit '{}'{}; expected one of {}", text, unit,
-                                 hint, kExpected));
+    throw InputError(fmt::format("'{}': unknown bandwidth unit '{}'{}; expected one of {}", text,
+                                 unit, hint, kExpected));
   }
   const double value = number.as_double() * per_second;
   if (!std::isfinite(value) || value > 1e18) {
@@ -253,7 +264,8 @@ BytesPerSecond parse_bandwidth(std::string_view text) {
 Time parse_time(std::string_view text) {
   const auto [number, unit] = split(text, "time", "1.5us or 10ms");
   if (unit.empty()) {
-    throw InputError(fmt::format("'{}' has no unit; a time needs one of {}", text, unit_list(kTimeUnits)));
+    throw InputError(
+        fmt::format("'{}' has no unit; a time needs one of {}", text, unit_list(kTimeUnits)));
   }
   const Unit* u = find_unit(kTimeUnits, unit);
   if (u == nullptr) {
@@ -265,9 +277,11 @@ Time parse_time(std::string_view text) {
 
 std::string format_bytes(Bytes bytes) {
   const std::int64_t n = bytes.count();
-  static constexpr std::array<Unit, 5> kBinary{
-      {{"PiB", kKi * kKi * kKi * kKi * kKi}, {"TiB", kKi * kKi * kKi * kKi}, {"GiB", kKi * kKi * kKi},
-       {"MiB", kKi * kKi}, {"KiB", kKi}}};
+  static constexpr std::array<Unit, 5> kBinary{{{"PiB", kKi * kKi * kKi * kKi * kKi},
+                                                {"TiB", kKi * kKi * kKi * kKi},
+                                                {"GiB", kKi * kKi * kKi},
+                                                {"MiB", kKi * kKi},
+                                                {"KiB", kKi}}};
   static constexpr std::array<Unit, 5> kDecimal{{{"PB", 1'000'000'000'000'000},
                                                  {"TB", 1'000'000'000'000},
                                                  {"GB", 1'000'000'000},
@@ -299,17 +313,19 @@ std::string format_bytes(Bytes bytes) {
   const Choice& best = decimal.decimals < binary.decimals ? decimal : binary;
   if (best.unit == nullptr) return fmt::format("{} B", n);
   const int decimals = best.decimals <= 3 ? best.decimals : 2;
-  return fmt::format("{} {}",
-                     trimmed_decimal(static_cast<double>(n) / static_cast<double>(best.unit->multiplier),
-                                     decimals),
-                     best.unit->name);
+  return fmt::format(
+      "{} {}",
+      trimmed_decimal(static_cast<double>(n) / static_cast<double>(best.unit->multiplier),
+                      decimals),
+      best.unit->name);
 }
 
 std::string format_bandwidth(BytesPerSecond rate) {
   static constexpr std::array<std::pair<double, std::string_view>, 4> kUnits{
       {{1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}}};
   for (const auto& [scale, name] : kUnits) {
-    if (rate.value() >= scale) return fmt::format("{} {}", trimmed_decimal(rate.value() / scale, 3), name);
+    if (rate.value() >= scale)
+      return fmt::format("{} {}", trimmed_decimal(rate.value() / scale, 3), name);
   }
   return fmt::format("{} B/s", trimmed_decimal(rate.value(), 3));
 }
@@ -321,7 +337,8 @@ std::string format_time(Time time) {
   const std::int64_t magnitude = ps < 0 ? -ps : ps;
   for (const auto& u : kUnits) {
     if (magnitude >= u.multiplier) {
-      return fmt::format("{} {}", trimmed_decimal(static_cast<double>(ps) / u.multiplier, 3), u.name);
+      return fmt::format("{} {}", trimmed_decimal(static_cast<double>(ps) / u.multiplier, 3),
+                         u.name);
     }
   }
   return fmt::format("{} ps", ps);

@@ -3,7 +3,8 @@
 //
 // Conventions (docs/design.md, "Modeling decisions"):
 //  - decimal prefixes are powers of 1000 (KB, MB, GB, Gbps), binary ones powers of 1024 (KiB, GiB);
-//  - a lower-case `b` is a bit and an upper-case `B` a byte: `400Gbps` = 50e9 B/s, `50GB/s` = 50e9 B/s;
+//  - a lower-case `b` is a bit and an upper-case `B` a byte: `400Gbps` = 50e9 B/s, `50GB/s` = 50e9
+//  B/s;
 //  - negative values, overflow and a missing unit are errors (InputError), never silent defaults.
 #pragma once
 

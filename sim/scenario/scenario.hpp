@@ -20,6 +20,7 @@ struct Scenario {
 
 // Reads `file`, applies `overrides` ("key.path=value", in order) and validates every section.
 // Throws InputError on any problem.
-Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides);
+Scenario load_scenario(const std::filesystem::path& file,
+                       const std::vector<std::string>& overrides);
 
 }  // namespace stepsim

@@ -2,9 +2,9 @@
 // value and expectation; includes, overrides and "did you mean".
 #include "sim/common/config.hpp"
 
+#include <gtest/gtest.h>
 #include <filesystem>
 #include <fstream>
-#include <gtest/gtest.h>
 
 #include "sim/common/input_error.hpp"
 
@@ -31,8 +31,9 @@ class TempDir {
  public:
   TempDir() {
     path_ = fs::temp_directory_path() /
-            ("stepsim_config_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-             "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+            ("stepsim_config_test_" +
+             std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
@@ -65,8 +66,11 @@ TEST(Config, ErrorNamesFileLineColumnPathValueAndExpectation) {
 
 TEST(Config, UnknownKeySuggestsTheClosest) {
   const auto doc = Document::parse("parallelism:\n  tpp: 8\n", "s.yaml");
-  expect_error([&] { doc.root().at("parallelism").allow_keys({"tp", "pp", "dp"}); },
-               {"s.yaml:2:3", "parallelism.tpp", "unknown key 'tpp'", "did you mean 'tp'"});
+  expect_error(
+      [&] {
+        doc.root().at("parallelism").allow_keys({"tp", "pp", "dp"});
+      },
+      {"s.yaml:2:3", "parallelism.tpp", "unknown key 'tpp'", "did you mean 'tp'"});
 }
 
 TEST(Config, MissingKeyAndWrongShapes) {
@@ -79,14 +83,16 @@ TEST(Config, MissingKeyAndWrongShapes) {
 
 TEST(Config, UnitsGetLocations) {
   const auto doc = Document::parse("bucket: 25000000\nlat: 5 parsecs\nbw: 0GB/s\n", "s.yaml");
-  expect_error([&] { doc.root().at("bucket").as_bytes(); }, {"s.yaml:1:9", "bucket", "has no unit"});
+  expect_error([&] { doc.root().at("bucket").as_bytes(); },
+               {"s.yaml:1:9", "bucket", "has no unit"});
   expect_error([&] { doc.root().at("lat").as_time(); }, {"s.yaml:2:6", "lat", "unknown time unit"});
   expect_error([&] { doc.root().at("bw").as_bandwidth(); }, {"bw", "a positive bandwidth"});
 }
 
 TEST(Config, SyntaxErrorsAndDuplicates) {
   expect_error([] { Document::parse("a: [1, 2\n", "s.yaml"); }, {"s.yaml:", "YAML syntax error"});
-  expect_error([] { Document::parse("a: 1\na: 2\n", "s.yaml"); }, {"s.yaml:2:1", "duplicate key 'a'"});
+  expect_error([] { Document::parse("a: 1\na: 2\n", "s.yaml"); },
+               {"s.yaml:2:1", "duplicate key 'a'"});
   expect_error([] { Document::parse(std::string("a: \0\x01\x02", 7), "bin.yaml"); },
                {"bin.yaml", "not a YAML text file"});
 }
@@ -95,7 +101,8 @@ TEST(Config, AliasBombIsRefused) {
   std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
   for (int i = 1; i < 9; ++i) {
     text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
-    for (int k = 0; k < 10; ++k) text += std::string(k ? ", " : "") + "*a" + std::to_string(i - 1);
+    for (int k = 0; k < 10; ++k)
+      text += std::string(k ? ", " : "") + "*a" + std::to_string(i - 1);
     text += "]\n";
   }
   expect_error([&] { Document::parse(text, "bomb.yaml"); }, {"bomb.yaml", "refusing"});
@@ -110,16 +117,19 @@ TEST(Config, IncludesResolveRelativeToTheIncludingFile) {
   EXPECT_EQ(doc.root().at("model").at("layers").as_int(), 32);
   EXPECT_EQ(doc.files().size(), 2u);
   // Errors inside the included file name that file.
-  expect_error([&] { doc.root().at("model").at("hidden").as_bool(); }, {"model.yaml:2:9", "model.hidden"});
+  expect_error([&] { doc.root().at("model").at("hidden").as_bool(); },
+               {"model.yaml:2:9", "model.hidden"});
 }
 
 TEST(Config, IncludeProblems) {
   TempDir dir;
   dir.write("a.yaml", "x: !include b.yaml\n");
   dir.write("b.yaml", "y: !include a.yaml\n");
-  expect_error([&] { Document::load_file(dir.path() / "a.yaml"); }, {"include cycle", "a.yaml -> b.yaml -> a.yaml"});
+  expect_error([&] { Document::load_file(dir.path() / "a.yaml"); },
+               {"include cycle", "a.yaml -> b.yaml -> a.yaml"});
   dir.write("c.yaml", "x: !include nowhere.yaml\n");
-  expect_error([&] { Document::load_file(dir.path() / "c.yaml"); }, {"c.yaml:1:4", "nowhere.yaml", "no such file"});
+  expect_error([&] { Document::load_file(dir.path() / "c.yaml"); },
+               {"c.yaml:1:4", "nowhere.yaml", "no such file"});
   expect_error([&] { Document::load_file(dir.path()); }, {"is a directory"});
 }
 
@@ -144,8 +154,11 @@ TEST(Config, OverridesReplaceAndCreateValues) {
 
 TEST(Config, Choices) {
   const auto doc = Document::parse("schedule: 1f1c\n", "s.yaml");
-  expect_error([&] { doc.root().at("schedule").as_choice({"gpipe", "1f1b", "interleaved"}); },
-               {"one of gpipe, 1f1b, interleaved", "did you mean '1f1b'"});
+  expect_error(
+      [&] {
+        doc.root().at("schedule").as_choice({"gpipe", "1f1b", "interleaved"});
+      },
+      {"one of gpipe, 1f1b, interleaved", "did you mean '1f1b'"});
 }
 
 TEST(ClosestMatch, OnlyPlausibleTypos) {

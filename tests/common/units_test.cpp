@@ -1,6 +1,6 @@
 // Parsing and printing of sizes, bandwidths and times (sim/common/units.hpp). Expected figures are
-// the unit definitions: decimal prefixes are powers of 1000, binary ones powers of 1024, 8 bits make
-// a byte, 1 s = 1e12 ps.
+// the unit definitions: decimal prefixes are powers of 1000, binary ones powers of 1024, 8 bits
+// make a byte, 1 s = 1e12 ps.
 #include "sim/common/units.hpp"
 
 #include <gtest/gtest.h>
@@ -35,15 +35,15 @@ TEST(ParseBytes, FractionsExponentsAndSpaces) {
 }
 
 TEST(ParseBytes, Errors) {
-  EXPECT_THROW(parse_bytes("400"), InputError);       // no unit
-  EXPECT_THROW(parse_bytes("-1GB"), InputError);      // negative
-  EXPECT_THROW(parse_bytes("1.5B"), InputError);      // not whole bytes
-  EXPECT_THROW(parse_bytes("GB"), InputError);        // no number
-  EXPECT_THROW(parse_bytes("1Gb"), InputError);       // bits are not a size
-  EXPECT_THROW(parse_bytes("10GB/s"), InputError);    // a bandwidth
-  EXPECT_THROW(parse_bytes("9EB"), InputError);       // unknown unit
-  EXPECT_THROW(parse_bytes("10000PB"), InputError);   // beyond int64
-  EXPECT_THROW(parse_bytes("1e400B"), InputError);    // exponent out of range
+  EXPECT_THROW(parse_bytes("400"), InputError);      // no unit
+  EXPECT_THROW(parse_bytes("-1GB"), InputError);     // negative
+  EXPECT_THROW(parse_bytes("1.5B"), InputError);     // not whole bytes
+  EXPECT_THROW(parse_bytes("GB"), InputError);       // no number
+  EXPECT_THROW(parse_bytes("1Gb"), InputError);      // bits are not a size
+  EXPECT_THROW(parse_bytes("10GB/s"), InputError);   // a bandwidth
+  EXPECT_THROW(parse_bytes("9EB"), InputError);      // unknown unit
+  EXPECT_THROW(parse_bytes("10000PB"), InputError);  // beyond int64
+  EXPECT_THROW(parse_bytes("1e400B"), InputError);   // exponent out of range
   EXPECT_THROW(parse_bytes(""), InputError);
   EXPECT_THROW(parse_bytes("1234567890123456789012345678901234B"), InputError);
 }
@@ -78,8 +78,8 @@ TEST(ParseBandwidth, Errors) {
   EXPECT_THROW(parse_bandwidth("400"), InputError);
   EXPECT_THROW(parse_bandwidth("400GBps"), InputError);  // ambiguous: bits or bytes?
   EXPECT_THROW(parse_bandwidth("-5GB/s"), InputError);
-  EXPECT_THROW(parse_bandwidth("5GB"), InputError);      // a size
-  EXPECT_THROW(parse_bandwidth("5Gibps"), InputError);   // binary prefixes are for bytes only
+  EXPECT_THROW(parse_bandwidth("5GB"), InputError);       // a size
+  EXPECT_THROW(parse_bandwidth("5Gibps"), InputError);    // binary prefixes are for bytes only
   EXPECT_THROW(parse_bandwidth("1e30TB/s"), InputError);  // absurd
   try {
     parse_bandwidth("400GBps");
@@ -104,7 +104,7 @@ TEST(ParseTime, Errors) {
   EXPECT_THROW(parse_time("1.5ps"), InputError);  // finer than the clock
   EXPECT_THROW(parse_time("-1us"), InputError);
   EXPECT_THROW(parse_time("1min"), InputError);
-  EXPECT_THROW(parse_time("1e7s"), InputError);   // beyond int64 picoseconds (~106 days)
+  EXPECT_THROW(parse_time("1e7s"), InputError);  // beyond int64 picoseconds (~106 days)
 }
 
 TEST(Format, RoundTripsExactValues) {
