@@ -38,47 +38,69 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
   }
   touched_.clear();
 
-  // Indexed heap of the links that still have unfrozen flows, keyed by fair share.
+  // A link crossed by one class only (its path lists it once) can only ever limit that class, and
+  // its fair share stays capacity / flows until the class freezes: it becomes a cap on the class
+  // instead of a heap entry. In sparse traffic most links are such private links, and the heap
+  // shrinks to the shared ones.
+  caps_.clear();
   share_.resize(links);
   heap_pos_.assign(links, kAbsent);
   heap_.clear();
   for (std::uint32_t l = 0; l < links; ++l) {
-    if (unfrozen_[l] > 0) {
-      share_[l] = remaining_[l] / static_cast<double>(unfrozen_[l]);
+    if (unfrozen_[l] == 0) continue;
+    share_[l] = remaining_[l] / static_cast<double>(unfrozen_[l]);
+    if (link_offsets_[l + 1] - link_offsets_[l] == 1) {
+      caps_.push_back({share_[l], link_classes_[link_offsets_[l]]});
+    } else {
       heap_pos_[l] = static_cast<std::uint32_t>(heap_.size());
       heap_.push_back(l);
     }
   }
   for (std::size_t i = heap_.size() / 2; i-- > 0;)
     sift_down(static_cast<std::uint32_t>(i));
+  std::sort(caps_.begin(), caps_.end(), [](const Cap& a, const Cap& b) {
+    return a.share < b.share || (a.share == b.share && a.cls < b.cls);
+  });
 
   double level = 0.0;
   std::uint32_t stamp = 0;
-  while (!heap_.empty()) {
-    const std::uint32_t l = heap_[0];
-    remove_at(0);
+  auto freeze = [&](std::uint32_t c) {
+    frozen_[c] = 1;
+    rate[c] = level;
+    const double n = static_cast<double>(class_flows[c]);
+    for (std::uint32_t p = path_offsets[c]; p < path_offsets[c + 1]; ++p) {
+      const std::uint32_t l2 = path_links[p];
+      remaining_[l2] -= n * level;
+      unfrozen_[l2] -= class_flows[c];
+      if (touched_mark_[l2] != stamp) {
+        touched_mark_[l2] = stamp;
+        touched_.push_back(l2);
+      }
+    }
+  };
+  std::size_t next_cap = 0;
+  for (;;) {
+    while (next_cap < caps_.size() && frozen_[caps_[next_cap].cls] != 0)
+      ++next_cap;
+    const bool have_cap = next_cap < caps_.size();
+    if (!have_cap && heap_.empty()) break;
+    ++stamp;
     // In exact arithmetic shares only grow as the water rises; rounding may make a later share a
     // hair lower than the level reached, which the max() absorbs.
-    level = std::max(level, share_[l]);
-    ++stamp;
-    for (std::uint32_t k = link_offsets_[l]; k < link_offsets_[l + 1]; ++k) {
-      const std::uint32_t c = link_classes_[k];
-      if (frozen_[c] != 0) continue;
-      frozen_[c] = 1;
-      rate[c] = level;
-      const double n = static_cast<double>(class_flows[c]);
-      for (std::uint32_t p = path_offsets[c]; p < path_offsets[c + 1]; ++p) {
-        const std::uint32_t l2 = path_links[p];
-        remaining_[l2] -= n * level;
-        unfrozen_[l2] -= class_flows[c];
-        if (touched_mark_[l2] != stamp) {
-          touched_mark_[l2] = stamp;
-          touched_.push_back(l2);
-        }
+    if (have_cap && (heap_.empty() || caps_[next_cap].share <= share_[heap_[0]])) {
+      level = std::max(level, caps_[next_cap].share);
+      freeze(caps_[next_cap].cls);
+      ++next_cap;
+    } else {
+      const std::uint32_t l = heap_[0];
+      remove_at(0);
+      level = std::max(level, share_[l]);
+      for (std::uint32_t k = link_offsets_[l]; k < link_offsets_[l + 1]; ++k) {
+        if (frozen_[link_classes_[k]] == 0) freeze(link_classes_[k]);
       }
     }
     for (const std::uint32_t l2 : touched_) {
-      if (heap_pos_[l2] == kAbsent) continue;  // the link just popped
+      if (heap_pos_[l2] == kAbsent) continue;  // a private link, or the link just popped
       if (unfrozen_[l2] == 0) {
         remove_at(heap_pos_[l2]);
       } else {

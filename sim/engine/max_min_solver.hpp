@@ -12,8 +12,9 @@
 // allocation (Bertsekas & Gallager, Data Networks, 2nd ed., section 6.5.2).
 //
 // Cost: O(E log L) for E = sum of path lengths over classes and L links, using an indexed heap of
-// links keyed by fair share. Ties between links of equal share are broken by link index, so results
-// never depend on anything but the input.
+// the shared links keyed by fair share (a link only one class crosses is a cap on that class). Ties
+// between links of equal share are broken by link index, so results never depend on anything but
+// the input.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,10 @@ class MaxMinSolver {
 
  private:
   static constexpr std::uint32_t kAbsent = 0xffffffffu;
+  struct Cap {
+    double share;  // capacity / flows of a link that only this class crosses
+    std::uint32_t cls;
+  };
 
   // Heap order: smaller fair share first, ties by link index.
   bool before(std::uint32_t a, std::uint32_t b) const;
@@ -54,6 +59,7 @@ class MaxMinSolver {
   std::vector<std::uint32_t> touched_;
   std::vector<std::uint32_t> touched_mark_;
   std::vector<std::uint8_t> frozen_;
+  std::vector<Cap> caps_;            // sorted by share
   std::vector<std::uint32_t> heap_;  // links
 };
 
