@@ -536,7 +536,8 @@ class Generator {
 
   Frontier head_forward(Frontier in) {
     Frontier gather;
-    zero3_gather(Phase::kForward, kNoLayer, head_params(), 0, kNone, gather);
+    zero3_gather(Phase::kForward, kNoLayer, head_params() + count_parameters(m_).final_norm, 0,
+                 kNone, gather);
     const double T = d(tokens_);
     const double h = d(m_.hidden);
     const std::uint32_t n =
@@ -555,7 +556,8 @@ class Generator {
 
   Frontier head_backward(Frontier in) {
     Frontier gather;
-    zero3_gather(Phase::kBackward, kNoLayer, head_params(), 0, in.a, gather);
+    zero3_gather(Phase::kBackward, kNoLayer, head_params() + count_parameters(m_).final_norm, 0,
+                 in.a, gather);
     const double T = d(tokens_);
     const double h = d(m_.hidden);
     const std::uint32_t loss =
