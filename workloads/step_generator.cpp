@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "workloads/expert_routing.hpp"
+#include "workloads/memory_model.hpp"
 #include "workloads/pipeline_schedule.hpp"
 
 namespace stepsim::workloads {
@@ -650,19 +651,9 @@ class Generator {
     }
     // Parameters this rank updates: its share of the stage's parameters (ZeRO >= 1 shards the
     // optimizer over the data-parallel group).
-    double dense = 0;
-    double expert = 0;
-    for (int c = 0; c < p_.vpp; ++c) {
-      const int vs = c * p_.pp + stage_;
-      for (std::int64_t l = first_layer_[static_cast<std::size_t>(vs)];
-           l < first_layer_[static_cast<std::size_t>(vs) + 1]; ++l) {
-        const LayerParams lp = layer_params(l);
-        dense += lp.dense_total();
-        expert += lp.experts;
-      }
-      if (vs == 0) dense += embedding_params();
-      if (vs == virtual_stages_ - 1) dense += head_params() + count_parameters(m_).final_norm;
-    }
+    const RankParameters held = rank_parameters(spec_, stage_);
+    double dense = held.dense;
+    double expert = held.expert;
     if (p_.zero >= 1) {
       dense /= dense_group_size_;
       expert /= expert_group_size_;
