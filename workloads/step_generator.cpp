@@ -186,9 +186,8 @@ class Generator {
     return add(op, deps);
   }
 
-  // Tensor-parallel communication of an activation of b x s x h elements: forward of a row-
-  // parallel layer (AllReduce, or ReduceScatter with SP), or the AllGather that SP needs before a
-  // column-parallel layer. `gather` selects the latter; without SP it is the identity.
+  // Tensor-parallel communication of a b x s' x h activation after a row-parallel layer (or in
+  // the backward of a column-parallel one): AllReduce, or ReduceScatter with SP. Identity at tp 1.
   std::uint32_t tp_reduce(Phase phase, std::int64_t layer, std::uint32_t dep) {
     if (tp_ == 1) return dep;
     if (sp_) {
@@ -198,6 +197,8 @@ class Generator {
     return collective(OpName::kTpAllReduce, phase, layer, CollectiveKind::kAllReduce,
                       GroupKind::kTensor, ParallelDim::kTp, act_bytes_, {dep});
   }
+  // The AllGather SP needs before a column-parallel layer (or in the backward of a row-parallel
+  // one); the identity without SP.
   std::uint32_t sp_gather(Phase phase, std::int64_t layer, std::uint32_t dep) {
     if (!sp_) return dep;
     return collective(OpName::kSpAllGather, phase, layer, CollectiveKind::kAllGather,

@@ -22,7 +22,8 @@ void run(benchmark::State& state, const std::string& yaml) {
   for (auto _ : state) {
     const Workload w(spec);
     ops = 0;
-    for (int s = 0; s < spec.parallel.pp; ++s) ops += w.stage_program(s).ops.size();
+    for (int s = 0; s < spec.parallel.pp; ++s)
+      ops += w.stage_program(s).ops.size();
     bytes = w.memory_bytes();
     benchmark::DoNotOptimize(ops);
   }

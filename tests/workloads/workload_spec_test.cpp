@@ -2,6 +2,8 @@
 // reason.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "sim/common/config.hpp"
@@ -73,6 +75,30 @@ TEST(ParseWorkload, InlineDeviceNumbersWithUnits) {
   EXPECT_EQ(spec.compute.device.hbm_capacity, Bytes(96'000'000'000));
   EXPECT_DOUBLE_EQ(spec.compute.efficiency_of(ComputeKind::kGemm), 0.5);
   EXPECT_EQ(spec.compute.launch_overhead, Time::us(2));
+}
+
+TEST(ParseWorkload, KernelTimesTableOverridesTheRoofline) {
+  const auto dir = std::filesystem::temp_directory_path() / "stepsim_workloads_kernel_table";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "kernels.yaml") << "kernels:\n  - {op: qkv, phase: fwd, time: 120us}\n";
+  std::ofstream(dir / "bad.yaml") << "kernels:\n  - {op: qkvv, phase: fwd, time: 1us}\n";
+  const std::string head = "model: llama3-8b\nparallelism: {}\n" + kTraining;
+  const auto doc =
+      config::Document::parse(head + "compute: {device: h100, kernel_times: kernels.yaml}\n",
+                              (dir / "scenario.yaml").string(), dir);
+  const auto spec = parse_workload(doc.root());
+  EXPECT_EQ(spec.compute.duration(OpName::kQkv, Phase::kForward, ComputeKind::kGemm, 1e15, 0),
+            Time::us(120));
+  const auto bad =
+      config::Document::parse(head + "compute: {device: h100, kernel_times: bad.yaml}\n",
+                              (dir / "scenario.yaml").string(), dir);
+  try {
+    parse_workload(bad.root());
+    FAIL() << "unknown operation accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.yaml:2"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 struct BadLayout {
