@@ -1,0 +1,687 @@
+#include "sim/engine/flow_network.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace stepsim::engine {
+namespace {
+
+constexpr double kSecondsPerPs = 1e-12;
+constexpr double kPsPerSecond = 1e12;
+// A re-solve that moves a rate by less than this (relative) keeps the old rate, so that classes
+// the change did not really affect keep their scheduled drain ends.
+constexpr double kRateChangeTolerance = 1e-12;
+// Drain ends are capped here (about 46 days), far beyond any step, to stay clear of overflow.
+constexpr double kMaxDrainPs = 4e18;
+
+// Time in whole picoseconds to drain `bytes` at `rate`, rounded up so that a flow never finishes
+// before its bytes could drain. The slack (1e-3 ps plus a relative 1e-12) absorbs the rounding
+// noise of the double arithmetic, so an exact drain end of 1000 ps computed as 1000.0000001 ps
+// stays at 1000 ps instead of becoming a separate instant at 1001 ps.
+std::int64_t drain_ps(double bytes, double rate) {
+  if (bytes <= 0.0) return 0;
+  double ps = bytes / rate * kPsPerSecond;
+  ps -= 1e-3 + ps * 1e-12;
+  if (ps <= 0.0) return 0;
+  if (ps >= kMaxDrainPs) return static_cast<std::int64_t>(kMaxDrainPs);
+  return static_cast<std::int64_t>(std::ceil(ps));
+}
+
+std::uint64_t hash_path(std::span<const LinkId> path) {
+  // FNV-1a over the link indices, then a final mix; collisions are resolved by comparing paths.
+  std::uint64_t h = 1469598103934665603ull;
+  for (const LinkId l : path) {
+    h ^= l.value;
+    h *= 1099511628211ull;
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
+[[noreturn]] void broken(const std::string& what) {
+  throw std::logic_error("FlowNetwork invariant broken (this is a bug): " + what);
+}
+
+bool min_heap_after(const std::pair<double, std::uint32_t>& a,
+                    const std::pair<double, std::uint32_t>& b) {
+  return a > b;  // std heaps are max-heaps; (target, part) pairs compare fully, so order is total
+}
+
+}  // namespace
+
+FlowNetwork::FlowNetwork(Simulator& simulator, FlowNetworkOptions options)
+    : sim_(simulator), options_(options), window_start_ps_(simulator.now().picoseconds()) {}
+
+FlowNetwork::~FlowNetwork() {
+  sim_.cancel(drain_event_);
+}
+
+LinkId FlowNetwork::add_link(BytesPerSecond bandwidth, Time latency) {
+  if (!(bandwidth.value() > 0.0) || !std::isfinite(bandwidth.value())) {
+    throw std::invalid_argument(
+        "FlowNetwork::add_link: bandwidth must be positive and finite, got " +
+        std::to_string(bandwidth.value()) + " B/s");
+  }
+  if (latency < Time::zero()) {
+    throw std::invalid_argument("FlowNetwork::add_link: latency must not be negative, got " +
+                                std::to_string(latency.picoseconds()) + " ps");
+  }
+  const auto id = static_cast<std::uint32_t>(link_capacity_.size());
+  const std::int64_t now_ps = sim_.now().picoseconds();
+  link_capacity_.push_back(bandwidth.value());
+  link_latency_.push_back(latency);
+  link_classes_.emplace_back();
+  link_load_.push_back(0.0);
+  link_flows_.push_back(0);
+  link_bytes_.push_back(0.0);
+  link_lifetime_bytes_.push_back(0.0);
+  link_busy_ps_.push_back(0);
+  link_settled_ps_.push_back(now_ps);
+  link_peak_flows_.push_back(0);
+  link_samples_.emplace_back();
+  link_mark_.push_back(0);
+  link_local_.push_back(0);
+  return LinkId{id};
+}
+
+FlowId FlowNetwork::start_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
+                               std::span<const LinkId> path, FlowCallback on_done) {
+  const WeightedPath one{path, 1.0};
+  return start_flow(source, destination, bytes, std::span<const WeightedPath>(&one, 1),
+                    std::move(on_done));
+}
+
+FlowId FlowNetwork::start_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
+                               std::span<const WeightedPath> paths, FlowCallback on_done) {
+  if (paths.empty()) throw std::invalid_argument("FlowNetwork::start_flow: no path given");
+  if (bytes < Bytes(0)) throw std::invalid_argument("FlowNetwork::start_flow: negative size");
+  double total_weight = 0.0;
+  for (const WeightedPath& p : paths) {
+    if (!(p.weight > 0.0) || !std::isfinite(p.weight)) {
+      throw std::invalid_argument("FlowNetwork::start_flow: path weight must be positive, got " +
+                                  std::to_string(p.weight));
+    }
+    total_weight += p.weight;
+    for (const LinkId l : p.links) {
+      if (l.value >= link_capacity_.size()) {
+        throw std::invalid_argument("FlowNetwork::start_flow: unknown link " +
+                                    std::to_string(l.value));
+      }
+    }
+  }
+
+  const Time now = sim_.now();
+  const std::uint32_t f = acquire_flow();
+  {
+    FlowRecord& rec = flows_[f];
+    rec.on_done = std::move(on_done);
+    rec.source = source;
+    rec.destination = destination;
+    rec.bytes = bytes;
+    rec.start = now;
+    rec.finish = now;
+    rec.parts_left = 0;
+    rec.first_part = kNone;
+    rec.active = true;
+  }
+  ++active_flows_;
+  for (const WeightedPath& p : paths) {
+    const double part_bytes =
+        paths.size() == 1 ? bytes.as_double() : bytes.as_double() * (p.weight / total_weight);
+    if (part_bytes > 0.0 && !p.links.empty()) {
+      add_part(f, p.links, part_bytes);
+    } else {
+      Time latency = Time::zero();
+      for (const LinkId l : p.links)
+        latency += link_latency_[l.value];
+      flows_[f].finish = std::max(flows_[f].finish, now + latency);
+    }
+  }
+  FlowRecord& rec = flows_[f];
+  if (rec.parts_left == 0) {
+    sim_.schedule_at(rec.finish, [this, f] { deliver(f); });
+  }
+  return FlowId{(static_cast<std::uint64_t>(rec.generation) << 32) | f};
+}
+
+std::uint32_t FlowNetwork::acquire_flow() {
+  if (!free_flows_.empty()) {
+    const std::uint32_t f = free_flows_.back();
+    free_flows_.pop_back();
+    return f;
+  }
+  flows_.emplace_back();
+  return static_cast<std::uint32_t>(flows_.size() - 1);
+}
+
+void FlowNetwork::add_part(std::uint32_t flow, std::span<const LinkId> path, double bytes) {
+  std::uint32_t p;
+  if (!free_parts_.empty()) {
+    p = free_parts_.back();
+    free_parts_.pop_back();
+  } else {
+    p = static_cast<std::uint32_t>(parts_.size());
+    parts_.emplace_back();
+  }
+  const std::uint32_t cls = find_or_create_class(path);
+  FlowClass& c = classes_[cls];
+  const std::int64_t now_ps = sim_.now().picoseconds();
+  settle_class(c, now_ps);
+  const double target = c.drained + bytes;
+  c.targets.emplace_back(target, p);
+  std::push_heap(c.targets.begin(), c.targets.end(), min_heap_after);
+
+  Part& part = parts_[p];
+  part.flow = flow;
+  part.cls = cls;
+  part.bytes = bytes;
+  part.target = target;
+  FlowRecord& rec = flows_[flow];
+  part.next = rec.first_part;
+  rec.first_part = p;
+  ++rec.parts_left;
+
+  if (c.flows == 0) {
+    // Activate: the class joins the lists of the links it crosses.
+    for (std::size_t i = 0; i < c.links.size(); ++i) {
+      std::vector<std::uint32_t>& on_link = link_classes_[c.links[i]];
+      c.slot_in_link[i] = static_cast<std::uint32_t>(on_link.size());
+      on_link.push_back(cls);
+    }
+  }
+  ++c.flows;
+  mark_dirty(cls);
+  if (c.rate > 0.0) {
+    // Already draining at a solved rate: the new flow may be the first to finish.
+    update_drain_end(cls);
+    reschedule_drain_event();
+  }
+}
+
+std::uint32_t FlowNetwork::find_or_create_class(std::span<const LinkId> path) {
+  const std::uint64_t h = hash_path(path);
+  const auto it = class_by_hash_.find(h);
+  std::uint32_t head = kNone;
+  if (it != class_by_hash_.end()) {
+    head = it->second;
+    for (std::uint32_t c = head; c != kNone; c = classes_[c].next_same_hash) {
+      const FlowClass& fc = classes_[c];
+      if (fc.links.size() == path.size() &&
+          std::equal(path.begin(), path.end(), fc.links.begin(),
+                     [](LinkId a, std::uint32_t b) { return a.value == b; })) {
+        return c;
+      }
+    }
+  }
+  std::uint32_t cls;
+  if (!free_classes_.empty()) {
+    cls = free_classes_.back();
+    free_classes_.pop_back();
+  } else {
+    cls = static_cast<std::uint32_t>(classes_.size());
+    classes_.emplace_back();
+  }
+  FlowClass& c = classes_[cls];
+  c.links.clear();
+  Time latency = Time::zero();
+  for (const LinkId l : path) {
+    c.links.push_back(l.value);
+    latency += link_latency_[l.value];
+  }
+  c.slot_in_link.assign(path.size(), kNone);
+  c.targets.clear();
+  c.hash = h;
+  c.latency = latency;
+  c.rate = 0.0;
+  c.drained = 0.0;
+  c.settled_ps = sim_.now().picoseconds();
+  c.drain_end_ps = 0;
+  c.flows = 0;
+  c.heap_pos = kNone;
+  c.next_same_hash = head;
+  c.dirty = false;
+  c.in_use = true;
+  class_by_hash_[h] = cls;
+  return cls;
+}
+
+void FlowNetwork::release_class(std::uint32_t cls) {
+  FlowClass& c = classes_[cls];
+  const auto it = class_by_hash_.find(c.hash);
+  if (it->second == cls) {
+    if (c.next_same_hash == kNone) {
+      class_by_hash_.erase(it);
+    } else {
+      it->second = c.next_same_hash;
+    }
+  } else {
+    std::uint32_t prev = it->second;
+    while (classes_[prev].next_same_hash != cls)
+      prev = classes_[prev].next_same_hash;
+    classes_[prev].next_same_hash = c.next_same_hash;
+  }
+  c.in_use = false;
+  c.next_same_hash = kNone;
+  free_classes_.push_back(cls);
+}
+
+void FlowNetwork::mark_dirty(std::uint32_t cls) {
+  FlowClass& c = classes_[cls];
+  if (!c.dirty) {
+    c.dirty = true;
+    dirty_.push_back(cls);
+  }
+  if (!solve_requested_) {
+    solve_requested_ = true;
+    sim_.request_instant_end(*this);
+  }
+}
+
+void FlowNetwork::settle_class(FlowClass& c, std::int64_t now_ps) {
+  if (now_ps > c.settled_ps) {
+    c.drained += c.rate * (static_cast<double>(now_ps - c.settled_ps) * kSecondsPerPs);
+    c.settled_ps = now_ps;
+  }
+}
+
+void FlowNetwork::update_drain_end(std::uint32_t cls) {
+  FlowClass& c = classes_[cls];
+  c.drain_end_ps = c.settled_ps + drain_ps(c.targets.front().first - c.drained, c.rate);
+  heap_place(cls);
+}
+
+void FlowNetwork::reschedule_drain_event() {
+  if (drain_heap_.empty()) {
+    sim_.cancel(drain_event_);
+    drain_event_ps_ = -1;
+    return;
+  }
+  const std::int64_t at = std::max(classes_[drain_heap_[0]].drain_end_ps, sim_.now().picoseconds());
+  if (at == drain_event_ps_ && sim_.pending(drain_event_)) return;
+  sim_.cancel(drain_event_);
+  drain_event_ = sim_.schedule_at(Time::ps(at), [this] { drain_event(); });
+  drain_event_ps_ = at;
+}
+
+void FlowNetwork::drain_event() {
+  drain_event_ = EventHandle();
+  drain_event_ps_ = -1;
+  const Time now = sim_.now();
+  const std::int64_t now_ps = now.picoseconds();
+  while (!drain_heap_.empty() && classes_[drain_heap_[0]].drain_end_ps <= now_ps) {
+    const std::uint32_t cls = drain_heap_[0];
+    FlowClass& c = classes_[cls];
+    settle_class(c, now_ps);
+    // The first target is due by construction; the others finish with it when they are due within
+    // the same picosecond.
+    do {
+      std::pop_heap(c.targets.begin(), c.targets.end(), min_heap_after);
+      const std::uint32_t p = c.targets.back().second;
+      c.targets.pop_back();
+      --c.flows;
+      finish_part(p, now);
+    } while (!c.targets.empty() && drain_ps(c.targets.front().first - c.drained, c.rate) == 0);
+    mark_dirty(cls);
+    if (c.flows == 0) {
+      heap_remove(cls);
+      c.rate = 0.0;
+      // Deactivate: leave the link lists (swap-remove, fixing the moved class's slot).
+      for (std::size_t i = 0; i < c.links.size(); ++i) {
+        std::vector<std::uint32_t>& on_link = link_classes_[c.links[i]];
+        const std::uint32_t slot = c.slot_in_link[i];
+        const std::uint32_t moved = on_link.back();
+        on_link[slot] = moved;
+        on_link.pop_back();
+        if (moved != cls || slot != on_link.size()) {
+          FlowClass& m = classes_[moved];
+          for (std::size_t j = 0; j < m.links.size(); ++j) {
+            if (m.links[j] == c.links[i] && m.slot_in_link[j] == on_link.size()) {
+              m.slot_in_link[j] = slot;
+              break;
+            }
+          }
+        }
+        c.slot_in_link[i] = kNone;
+      }
+    } else {
+      update_drain_end(cls);
+    }
+  }
+  reschedule_drain_event();
+}
+
+void FlowNetwork::finish_part(std::uint32_t part_index, Time at) {
+  Part& part = parts_[part_index];
+  const FlowClass& c = classes_[part.cls];
+  finished_link_bytes_ += part.bytes * static_cast<double>(c.links.size());
+  // A drain end rounded up to the picosecond lets the links carry up to one picosecond of the
+  // part's rate beyond its bytes; the conservation check allows exactly that.
+  rounding_link_bytes_ += c.rate * kSecondsPerPs * static_cast<double>(c.links.size());
+  part.cls = kNone;
+  const std::uint32_t f = part.flow;
+  FlowRecord& rec = flows_[f];
+  rec.finish = std::max(rec.finish, at + c.latency);
+  if (--rec.parts_left == 0) {
+    sim_.schedule_at(rec.finish, [this, f] { deliver(f); });
+  }
+}
+
+void FlowNetwork::deliver(std::uint32_t flow) {
+  FlowRecord& rec = flows_[flow];
+  const FlowCompletion done{FlowId{(static_cast<std::uint64_t>(rec.generation) << 32) | flow},
+                            rec.source,
+                            rec.destination,
+                            rec.bytes,
+                            rec.start,
+                            rec.finish};
+  FlowCallback callback = std::move(rec.on_done);
+  for (std::uint32_t p = rec.first_part; p != kNone;) {
+    const std::uint32_t next = parts_[p].next;
+    free_parts_.push_back(p);
+    p = next;
+  }
+  rec.first_part = kNone;
+  rec.active = false;
+  ++rec.generation;
+  free_flows_.push_back(flow);
+  --active_flows_;
+  if (callback) callback(done);
+}
+
+BytesPerSecond FlowNetwork::current_rate(FlowId flow) const {
+  const auto slot = static_cast<std::uint32_t>(flow.value & 0xffffffffu);
+  const auto generation = static_cast<std::uint32_t>(flow.value >> 32);
+  if (slot >= flows_.size()) return BytesPerSecond(0.0);
+  const FlowRecord& rec = flows_[slot];
+  if (!rec.active || rec.generation != generation) return BytesPerSecond(0.0);
+  double rate = 0.0;
+  for (std::uint32_t p = rec.first_part; p != kNone; p = parts_[p].next) {
+    if (parts_[p].cls != kNone) rate += classes_[parts_[p].cls].rate;
+  }
+  return BytesPerSecond(rate);
+}
+
+void FlowNetwork::settle_link(std::uint32_t link, std::int64_t now_ps) {
+  const std::int64_t dt = now_ps - link_settled_ps_[link];
+  if (dt > 0) {
+    const double bytes = link_load_[link] * (static_cast<double>(dt) * kSecondsPerPs);
+    link_bytes_[link] += bytes;
+    link_lifetime_bytes_[link] += bytes;
+    if (link_load_[link] > 0.0) link_busy_ps_[link] += dt;
+    link_settled_ps_[link] = now_ps;
+  }
+}
+
+void FlowNetwork::on_instant_end() {
+  solve();
+}
+
+void FlowNetwork::solve() {
+  solve_requested_ = false;
+  if (dirty_.empty()) return;
+  const std::int64_t now_ps = sim_.now().picoseconds();
+  ++solves_;
+  ++stamp_;
+  comp_links_.clear();
+  comp_classes_.clear();
+
+  auto visit_link = [&](std::uint32_t l) {
+    if (link_mark_[l] != stamp_) {
+      link_mark_[l] = stamp_;
+      comp_links_.push_back(l);
+    }
+  };
+  if (options_.full_resolve) {
+    for (std::uint32_t l = 0; l < link_capacity_.size(); ++l)
+      visit_link(l);
+  } else {
+    for (const std::uint32_t d : dirty_) {
+      for (const std::uint32_t l : classes_[d].links)
+        visit_link(l);
+    }
+  }
+  // Breadth-first over links -> active classes -> links: the connected component of the changes.
+  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
+    for (const std::uint32_t cls : link_classes_[comp_links_[i]]) {
+      FlowClass& c = classes_[cls];
+      if (c.mark == stamp_) continue;
+      c.mark = stamp_;
+      comp_classes_.push_back(cls);
+      for (const std::uint32_t l : c.links)
+        visit_link(l);
+    }
+  }
+  for (const std::uint32_t d : dirty_) {
+    classes_[d].dirty = false;
+    if (classes_[d].flows == 0 && classes_[d].in_use) release_class(d);
+  }
+  dirty_.clear();
+
+  // The component as a problem with local indices.
+  const std::size_t nl = comp_links_.size();
+  const std::size_t nc = comp_classes_.size();
+  local_capacity_.resize(nl);
+  for (std::size_t j = 0; j < nl; ++j) {
+    link_local_[comp_links_[j]] = static_cast<std::uint32_t>(j);
+    local_capacity_[j] = link_capacity_[comp_links_[j]];
+  }
+  local_flows_.resize(nc);
+  local_offsets_.resize(nc + 1);
+  local_path_.clear();
+  local_offsets_[0] = 0;
+  for (std::size_t i = 0; i < nc; ++i) {
+    const FlowClass& c = classes_[comp_classes_[i]];
+    local_flows_[i] = c.flows;
+    for (const std::uint32_t l : c.links)
+      local_path_.push_back(link_local_[l]);
+    local_offsets_[i + 1] = static_cast<std::uint32_t>(local_path_.size());
+  }
+  local_rate_.resize(nc);
+  solver_.solve(local_capacity_, local_flows_, local_offsets_, local_path_, local_rate_);
+
+  // Apply the rates; classes whose rate did not really change keep their drain ends.
+  local_load_.assign(nl, 0.0);
+  local_count_.assign(nl, 0);
+  for (std::size_t i = 0; i < nc; ++i) {
+    const std::uint32_t cls = comp_classes_[i];
+    FlowClass& c = classes_[cls];
+    const double rate = local_rate_[i];
+    if (c.rate == 0.0 || std::fabs(rate - c.rate) > kRateChangeTolerance * c.rate) {
+      settle_class(c, now_ps);
+      c.rate = rate;
+      update_drain_end(cls);
+    }
+    const double class_load = static_cast<double>(c.flows) * c.rate;
+    for (std::uint32_t k = local_offsets_[i]; k < local_offsets_[i + 1]; ++k) {
+      local_load_[local_path_[k]] += class_load;
+      local_count_[local_path_[k]] += c.flows;
+    }
+  }
+  for (std::size_t j = 0; j < nl; ++j) {
+    const std::uint32_t l = comp_links_[j];
+    settle_link(l, now_ps);
+    const double old_load = link_load_[l];
+    link_load_[l] = local_load_[j];
+    link_flows_[l] = local_count_[j];
+    link_peak_flows_[l] = std::max(link_peak_flows_[l], local_count_[j]);
+    if (options_.record_utilization_samples &&
+        std::fabs(local_load_[j] - old_load) > kRateChangeTolerance * link_capacity_[l]) {
+      std::vector<UtilizationSample>& samples = link_samples_[l];
+      const UtilizationSample sample{Time::ps(now_ps), local_load_[j] / link_capacity_[l]};
+      if (!samples.empty() && samples.back().time == sample.time) {
+        samples.back() = sample;
+      } else {
+        samples.push_back(sample);
+      }
+    }
+  }
+  reschedule_drain_event();
+#ifndef NDEBUG
+  check_invariants();
+#endif
+}
+
+LinkStatistics FlowNetwork::link_statistics(LinkId link) const {
+  const std::uint32_t l = link.value;
+  const std::int64_t now_ps = sim_.now().picoseconds();
+  const std::int64_t dt = now_ps - link_settled_ps_[l];
+  LinkStatistics s;
+  s.bytes_carried = link_bytes_[l] + link_load_[l] * (static_cast<double>(dt) * kSecondsPerPs);
+  s.busy_time = Time::ps(link_busy_ps_[l] + (link_load_[l] > 0.0 ? dt : 0));
+  const std::int64_t window_ps = now_ps - window_start_ps_;
+  s.utilization =
+      window_ps > 0
+          ? s.bytes_carried / (link_capacity_[l] * static_cast<double>(window_ps) * kSecondsPerPs)
+          : 0.0;
+  s.peak_flows = link_peak_flows_[l];
+  return s;
+}
+
+void FlowNetwork::restart_statistics() {
+  const std::int64_t now_ps = sim_.now().picoseconds();
+  for (std::uint32_t l = 0; l < link_capacity_.size(); ++l) {
+    settle_link(l, now_ps);
+    link_bytes_[l] = 0.0;
+    link_busy_ps_[l] = 0;
+    link_peak_flows_[l] = link_flows_[l];
+    link_samples_[l].clear();
+  }
+  window_start_ps_ = now_ps;
+}
+
+std::span<const UtilizationSample> FlowNetwork::utilization_samples(LinkId link) const {
+  return link_samples_[link.value];
+}
+
+void FlowNetwork::check_invariants() const {
+  const std::int64_t now_ps = sim_.now().picoseconds();
+  const bool solved = dirty_.empty();
+  auto where = [](const char* what, std::size_t index) {
+    return std::string(what) + " " + std::to_string(index);
+  };
+
+  double link_total = 0.0;
+  for (std::size_t l = 0; l < link_capacity_.size(); ++l) {
+    double load = 0.0;
+    for (const std::uint32_t cls : link_classes_[l]) {
+      const FlowClass& c = classes_[cls];
+      if (c.flows == 0 || !c.in_use) broken(where("inactive class listed on link", l));
+      load += static_cast<double>(c.flows) * c.rate;
+    }
+    const double cap = link_capacity_[l];
+    if (solved && std::fabs(load - link_load_[l]) > 1e-9 * cap) {
+      broken(where("load differs from the sum of its flows' rates on link", l));
+    }
+    if (link_load_[l] > cap * (1.0 + 1e-9)) {
+      broken(where("load above bandwidth on link", l) + ": " + std::to_string(link_load_[l]) +
+             " > " + std::to_string(cap) + " B/s");
+    }
+    const double dt = static_cast<double>(now_ps - link_settled_ps_[l]) * kSecondsPerPs;
+    link_total += link_lifetime_bytes_[l] + link_load_[l] * dt;
+  }
+
+  double flow_total = finished_link_bytes_;
+  std::size_t in_heap = 0;
+  for (std::size_t cls = 0; cls < classes_.size(); ++cls) {
+    const FlowClass& c = classes_[cls];
+    if (!c.in_use || c.flows == 0) continue;
+    if (!(c.rate >= 0.0) || !std::isfinite(c.rate)) broken(where("bad rate in class", cls));
+    if (solved && !(c.rate > 0.0)) broken(where("draining class without a rate", cls));
+    if (c.targets.size() != c.flows) broken(where("flow count mismatch in class", cls));
+    if (c.rate > 0.0) {
+      if (c.heap_pos == kNone || drain_heap_[c.heap_pos] != cls) {
+        broken(where("draining class missing from the drain heap", cls));
+      }
+      ++in_heap;
+    }
+    const double drained =
+        c.drained + c.rate * static_cast<double>(now_ps - c.settled_ps) * kSecondsPerPs;
+    for (const auto& [target, p] : c.targets) {
+      const Part& part = parts_[p];
+      const double remaining = target - drained;
+      const double slack = 1e-9 * part.bytes + 1e-6;
+      if (part.cls != cls) broken(where("part not in its class", p));
+      if (remaining < -slack || remaining > part.bytes + slack) {
+        broken(where("remaining bytes out of range for part", p) + ": " +
+               std::to_string(remaining) + " of " + std::to_string(part.bytes));
+      }
+      flow_total += (part.bytes - remaining) * static_cast<double>(c.links.size());
+    }
+  }
+  if (in_heap != drain_heap_.size()) broken("drain heap holds classes that are not draining");
+  if (!drain_heap_.empty() && !sim_.pending(drain_event_)) {
+    broken("flows are draining but no drain event is scheduled");
+  }
+  if (std::fabs(link_total - flow_total) >
+      1e-9 * std::max(link_total, flow_total) + rounding_link_bytes_ + 1e-3) {
+    broken("bytes not conserved: links carried " + std::to_string(link_total) +
+           " link-bytes, flows drained " + std::to_string(flow_total));
+  }
+}
+
+bool FlowNetwork::heap_before(std::uint32_t a, std::uint32_t b) const {
+  const std::int64_t ta = classes_[a].drain_end_ps;
+  const std::int64_t tb = classes_[b].drain_end_ps;
+  return ta < tb || (ta == tb && a < b);
+}
+
+void FlowNetwork::heap_place(std::uint32_t cls) {
+  FlowClass& c = classes_[cls];
+  if (c.heap_pos == kNone) {
+    c.heap_pos = static_cast<std::uint32_t>(drain_heap_.size());
+    drain_heap_.push_back(cls);
+    heap_sift_up(c.heap_pos);
+  } else {
+    heap_sift_up(c.heap_pos);
+    heap_sift_down(classes_[cls].heap_pos);
+  }
+}
+
+void FlowNetwork::heap_remove(std::uint32_t cls) {
+  const std::uint32_t pos = classes_[cls].heap_pos;
+  if (pos == kNone) return;
+  const std::uint32_t last = drain_heap_.back();
+  drain_heap_.pop_back();
+  classes_[cls].heap_pos = kNone;
+  if (last != cls) {
+    drain_heap_[pos] = last;
+    classes_[last].heap_pos = pos;
+    heap_sift_up(pos);
+    heap_sift_down(classes_[last].heap_pos);
+  }
+}
+
+void FlowNetwork::heap_sift_up(std::uint32_t pos) {
+  const std::uint32_t cls = drain_heap_[pos];
+  while (pos > 0) {
+    const std::uint32_t parent = (pos - 1) / 2;
+    if (!heap_before(cls, drain_heap_[parent])) break;
+    drain_heap_[pos] = drain_heap_[parent];
+    classes_[drain_heap_[pos]].heap_pos = pos;
+    pos = parent;
+  }
+  drain_heap_[pos] = cls;
+  classes_[cls].heap_pos = pos;
+}
+
+void FlowNetwork::heap_sift_down(std::uint32_t pos) {
+  const std::uint32_t cls = drain_heap_[pos];
+  const auto n = static_cast<std::uint32_t>(drain_heap_.size());
+  for (;;) {
+    std::uint32_t child = 2 * pos + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heap_before(drain_heap_[child + 1], drain_heap_[child])) ++child;
+    if (!heap_before(drain_heap_[child], cls)) break;
+    drain_heap_[pos] = drain_heap_[child];
+    classes_[drain_heap_[pos]].heap_pos = pos;
+    pos = child;
+  }
+  drain_heap_[pos] = cls;
+  classes_[cls].heap_pos = pos;
+}
+
+}  // namespace stepsim::engine

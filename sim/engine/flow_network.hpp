@@ -1,0 +1,249 @@
+// Flow-level network: flows share directed links with max-min fair rates.
+//
+// Model (docs/design.md, "Modeling decisions"):
+//  - A link has a bandwidth (bytes/s) and a latency. Link ids are dense, 0..n-1 in insertion order.
+//  - A flow moves `bytes` from a source to a destination (opaque integers, for reporting only) over
+//    one path (a list of links) or over several paths with weights. A multi-path flow is split into
+//    independent sub-flows, one per path, carrying bytes * weight / sum(weights) each (as with
+//    per-flow ECMP spreading, a part that finds a free path finishes early); the flow completes
+//    when its last part has completed.
+//  - Rates are max-min fair over all active (sub-)flows (MaxMinSolver) and change only when flows
+//    start or finish. A flow drains its bytes at the rates it gets over time; it completes when its
+//    last byte has drained and crossed the path: finish = drain end + sum of the path's link
+//    latencies. A zero-byte flow completes after the latency alone; a flow with an empty path
+//    completes at once.
+//
+// Time handling: remaining bytes are doubles; a drain end is computed in picoseconds and rounded up
+// (a flow never finishes before its bytes could drain), less a slack of 1e-3 ps + 1e-12 relative
+// that absorbs floating-point noise, so that flows draining at the same exact time do not split
+// into two instants one picosecond apart. Flows whose drain ends fall on the same picosecond finish
+// as one instant.
+//
+// Batching: every start and finish of one instant marks the network dirty; one solve runs at the
+// end of the instant (Simulator::request_instant_end), over the connected component of links and
+// flow classes touched by the changes only (or over everything in full re-solve mode).
+//
+// Flow classes: sub-flows on the identical link sequence are one class; max-min gives them equal
+// rates, so the solver works per class. Each class drains a counter D (bytes drained by each of its
+// flows since the class was created); a flow joining with b bytes finishes when D reaches D + b,
+// so a class only tracks its smallest pending target. A rate that a re-solve changes by less than
+// a relative 1e-12 is kept, so that unaffected flows are not rescheduled.
+//
+// The network must outlive every event it scheduled on the simulator (destroy the simulator first,
+// or destroy the network only after run() returned).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/common/units.hpp"
+#include "sim/engine/ids.hpp"
+#include "sim/engine/inline_function.hpp"
+#include "sim/engine/max_min_solver.hpp"
+#include "sim/engine/simulator.hpp"
+
+namespace stepsim::engine {
+
+// What a completion callback learns about its flow.
+struct FlowCompletion {
+  FlowId id;
+  std::int64_t source = 0;
+  std::int64_t destination = 0;
+  Bytes bytes;
+  Time start;
+  Time finish;
+};
+
+using FlowCallback = InlineFunction<void(const FlowCompletion&), 48>;
+
+// One of several paths of a flow, with its share of the bytes (weights need not sum to 1).
+struct WeightedPath {
+  std::span<const LinkId> links;
+  double weight = 1.0;
+};
+
+struct FlowNetworkOptions {
+  // Re-solve every active flow at every change instead of the touched component only. Slower;
+  // kept to check the incremental solve against.
+  bool full_resolve = false;
+  // Record (time, utilization) on every change of a link's load.
+  bool record_utilization_samples = false;
+};
+
+// Per-link statistics over the statistics window (from the network's creation or the last
+// restart_statistics() to now).
+struct LinkStatistics {
+  double bytes_carried = 0.0;
+  Time busy_time;                // time with at least one flow draining through the link
+  double utilization = 0.0;      // time-weighted: bytes_carried / (bandwidth * window length)
+  std::uint32_t peak_flows = 0;  // most flows crossing the link at once (as seen by the solves)
+};
+
+struct UtilizationSample {
+  Time time;
+  double utilization = 0.0;  // load / bandwidth from `time` on
+};
+
+class FlowNetwork : private Simulator::InstantEndListener {
+ public:
+  explicit FlowNetwork(Simulator& simulator, FlowNetworkOptions options = {});
+  FlowNetwork(const FlowNetwork&) = delete;
+  FlowNetwork& operator=(const FlowNetwork&) = delete;
+  ~FlowNetwork();
+
+  // Adds a directed link. bandwidth > 0 and latency >= 0, else std::invalid_argument (the topology
+  // validates user input before it gets here).
+  LinkId add_link(BytesPerSecond bandwidth, Time latency);
+  std::size_t link_count() const { return link_capacity_.size(); }
+  BytesPerSecond bandwidth(LinkId link) const { return BytesPerSecond(link_capacity_[link.value]); }
+  Time latency(LinkId link) const { return link_latency_[link.value]; }
+
+  // Starts a flow now. `on_done` runs (as an event) when it completes. Unknown links or weights
+  // that are not positive and finite throw std::invalid_argument.
+  FlowId start_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
+                    std::span<const LinkId> path, FlowCallback on_done);
+  FlowId start_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
+                    std::span<const WeightedPath> paths, FlowCallback on_done);
+
+  // Flows started and not yet completed (including ones whose last byte is crossing the latency).
+  std::size_t active_flows() const { return active_flows_; }
+  // The flow's current rate in bytes/s, summed over its parts still draining; 0 once drained or
+  // unknown. Reflects the last solve (the end of the last instant with changes).
+  BytesPerSecond current_rate(FlowId flow) const;
+  // Current load of a link (sum of the rates crossing it), as of the last solve.
+  BytesPerSecond load(LinkId link) const { return BytesPerSecond(link_load_[link.value]); }
+
+  LinkStatistics link_statistics(LinkId link) const;
+  // Starts a new statistics window now (bytes, busy time and peaks from zero; samples cleared).
+  void restart_statistics();
+  std::span<const UtilizationSample> utilization_samples(LinkId link) const;
+
+  // Number of max-min solves run so far (one per instant with changes).
+  std::uint64_t solves() const { return solves_; }
+
+  // Checks the invariants and throws std::logic_error naming the first broken one: no link above
+  // its bandwidth (relative 1e-9), link loads equal the sum of their flows' rates, rates finite and
+  // >= 0 (and > 0 for draining flows), remaining bytes within [0, bytes], bytes conserved (bytes
+  // carried by the links = bytes drained by the flows times their path lengths, relative 1e-9,
+  // plus up to one picosecond of each finished part's rate for the rounding of drain ends),
+  // and a drain event pending whenever flows are draining (so every flow finishes).
+  void check_invariants() const;
+
+ private:
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+
+  struct FlowClass {
+    std::vector<std::uint32_t> links;         // the path
+    std::vector<std::uint32_t> slot_in_link;  // position in link_classes_[links[i]] when active
+    std::vector<std::pair<double, std::uint32_t>> targets;  // min-heap of (D target, part)
+    std::uint64_t hash = 0;
+    Time latency;
+    double rate = 0.0;              // bytes/s per flow
+    double drained = 0.0;           // D: bytes drained by each flow of the class since its creation
+    std::int64_t settled_ps = 0;    // time up to which `drained` is computed
+    std::int64_t drain_end_ps = 0;  // drain end of the first target (when active)
+    std::uint32_t flows = 0;
+    std::uint32_t heap_pos = kNone;  // position in drain_heap_
+    std::uint32_t next_same_hash = kNone;
+    std::uint32_t mark = 0;  // component search stamp
+    bool dirty = false;
+    bool in_use = false;
+  };
+  struct Part {
+    std::uint32_t flow = kNone;
+    std::uint32_t cls = kNone;   // kNone once drained
+    std::uint32_t next = kNone;  // next part of the same flow
+    double bytes = 0.0;
+    double target = 0.0;
+  };
+  struct FlowRecord {
+    FlowCallback on_done;
+    std::int64_t source = 0;
+    std::int64_t destination = 0;
+    Bytes bytes;
+    Time start;
+    Time finish;
+    std::uint32_t generation = 0;
+    std::uint32_t parts_left = 0;
+    std::uint32_t first_part = kNone;
+    bool active = false;
+  };
+
+  void on_instant_end() override;
+  void mark_dirty(std::uint32_t cls);
+  std::uint32_t acquire_flow();
+  std::uint32_t find_or_create_class(std::span<const LinkId> path);
+  void release_class(std::uint32_t cls);
+  void add_part(std::uint32_t flow, std::span<const LinkId> path, double bytes);
+  void finish_part(std::uint32_t part, Time at);
+  void deliver(std::uint32_t flow);
+  void drain_event();
+  void settle_class(FlowClass& c, std::int64_t now_ps);
+  void update_drain_end(std::uint32_t cls);
+  void reschedule_drain_event();
+  void settle_link(std::uint32_t link, std::int64_t now_ps);
+  void solve();
+
+  // Indexed min-heap of active classes on (drain_end_ps, class index).
+  bool heap_before(std::uint32_t a, std::uint32_t b) const;
+  void heap_place(std::uint32_t cls);
+  void heap_remove(std::uint32_t cls);
+  void heap_sift_up(std::uint32_t pos);
+  void heap_sift_down(std::uint32_t pos);
+
+  Simulator& sim_;
+  FlowNetworkOptions options_;
+
+  // Links (struct of arrays).
+  std::vector<double> link_capacity_;
+  std::vector<Time> link_latency_;
+  std::vector<std::vector<std::uint32_t>> link_classes_;  // active classes crossing the link
+  std::vector<double> link_load_;
+  std::vector<std::uint32_t> link_flows_;
+  std::vector<double> link_bytes_;           // in the statistics window
+  std::vector<double> link_lifetime_bytes_;  // since creation, for the conservation check
+  std::vector<std::int64_t> link_busy_ps_;
+  std::vector<std::int64_t> link_settled_ps_;
+  std::vector<std::uint32_t> link_peak_flows_;
+  std::vector<std::vector<UtilizationSample>> link_samples_;
+  std::vector<std::uint32_t> link_mark_;
+  std::vector<std::uint32_t> link_local_;
+  std::int64_t window_start_ps_ = 0;
+
+  // Classes, parts, flows.
+  std::vector<FlowClass> classes_;
+  std::vector<std::uint32_t> free_classes_;
+  std::unordered_map<std::uint64_t, std::uint32_t> class_by_hash_;  // lookup only, never iterated
+  std::vector<Part> parts_;
+  std::vector<std::uint32_t> free_parts_;
+  std::vector<FlowRecord> flows_;
+  std::vector<std::uint32_t> free_flows_;
+  std::size_t active_flows_ = 0;
+  double finished_link_bytes_ = 0.0;  // sum over drained parts of bytes * path length
+  double rounding_link_bytes_ = 0.0;  // bound on what rounding drain ends up added to the links
+
+  // Drain scheduling.
+  std::vector<std::uint32_t> drain_heap_;
+  EventHandle drain_event_;
+  std::int64_t drain_event_ps_ = -1;
+
+  // Solving.
+  std::vector<std::uint32_t> dirty_;
+  bool solve_requested_ = false;
+  std::uint32_t stamp_ = 0;
+  std::uint64_t solves_ = 0;
+  MaxMinSolver solver_;
+  std::vector<std::uint32_t> comp_links_;
+  std::vector<std::uint32_t> comp_classes_;
+  std::vector<double> local_capacity_;
+  std::vector<std::uint32_t> local_flows_;
+  std::vector<std::uint32_t> local_offsets_;
+  std::vector<std::uint32_t> local_path_;
+  std::vector<double> local_rate_;
+  std::vector<double> local_load_;
+  std::vector<std::uint32_t> local_count_;
+};
+
+}  // namespace stepsim::engine

@@ -1,0 +1,57 @@
+// Exact max-min fair rates by progressive filling (water-filling), on its own: no simulator, no
+// flow bookkeeping, testable alone (as SimGrid keeps its lmm solver apart).
+//
+// Model. Links l have capacities C_l (bytes/s). A "class" c stands for n_c identical flows that
+// cross the same links (its path; a link listed twice counts twice). Max-min fairness gives every
+// flow of a class the same rate r_c. Progressive filling raises the rate of every unfrozen flow
+// together; a link saturates at level x when
+//     C_l = sum over frozen classes on l of n_c r_c  +  x * (number of unfrozen flows on l),
+// i.e. at its fair share (remaining capacity / unfrozen flows). The link with the smallest fair
+// share saturates first; its unfrozen classes are frozen at that level and their use is taken off
+// every other link they cross. Repeating until every class is frozen gives the unique max-min fair
+// allocation (Bertsekas & Gallager, Data Networks, 2nd ed., section 6.5.2).
+//
+// Cost: O(E log L) for E = sum of path lengths over classes and L links, using a heap of links
+// keyed by fair share with lazy invalidation. Ties between links of equal share are broken by link
+// index, so results never depend on anything but the input.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace stepsim::engine {
+
+class MaxMinSolver {
+ public:
+  // Inputs, indices local to this problem:
+  //  - link_capacity[l] > 0, bytes/s;
+  //  - class_flows[c] >= 1, the number of identical flows in class c;
+  //  - path_offsets (size classes + 1) and path_links: class c crosses
+  //    path_links[path_offsets[c] .. path_offsets[c + 1]), each path non-empty.
+  // Output: rate[c], the max-min fair rate of each flow of class c, bytes/s (size classes).
+  // The scratch memory is kept between calls, so a solver reused for many problems does not
+  // allocate once it has seen the largest one.
+  void solve(std::span<const double> link_capacity, std::span<const std::uint32_t> class_flows,
+             std::span<const std::uint32_t> path_offsets, std::span<const std::uint32_t> path_links,
+             std::span<double> rate);
+
+ private:
+  struct HeapEntry {
+    double share;
+    std::uint32_t link;
+    std::uint32_t version;
+  };
+
+  std::vector<double> remaining_;            // per link: capacity not yet given to frozen flows
+  std::vector<std::uint64_t> unfrozen_;      // per link: unfrozen flows crossing it
+  std::vector<std::uint32_t> version_;       // per link: bumped when its share changes
+  std::vector<std::uint32_t> link_offsets_;  // link -> classes (transpose of the paths)
+  std::vector<std::uint32_t> link_classes_;
+  std::vector<std::uint32_t> touched_;
+  std::vector<std::uint32_t> touched_mark_;
+  std::vector<std::uint8_t> frozen_;
+  std::vector<HeapEntry> heap_;
+};
+
+}  // namespace stepsim::engine

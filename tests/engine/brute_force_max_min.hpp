@@ -1,0 +1,54 @@
+// An independent, deliberately simple max-min oracle for the tests: one entry per flow (no
+// classes), and the "raise everyone by the smallest headroom" form of water-filling rather than
+// the solver's heap of fair shares. O(iterations * (flows * path + links)).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+namespace stepsim::engine::testing {
+
+// paths[f] lists the links flow f crosses (a link listed twice counts twice).
+inline std::vector<double> brute_force_max_min(const std::vector<double>& capacity,
+                                               const std::vector<std::vector<int>>& paths) {
+  const std::size_t links = capacity.size();
+  std::vector<double> rate(paths.size(), 0.0);
+  std::vector<bool> frozen(paths.size(), false);
+  std::vector<double> headroom = capacity;
+  for (;;) {
+    std::vector<int> unfrozen_on(links, 0);
+    bool any = false;
+    for (std::size_t f = 0; f < paths.size(); ++f) {
+      if (frozen[f]) continue;
+      any = true;
+      for (const int l : paths[f])
+        ++unfrozen_on[l];
+    }
+    if (!any) break;
+    double step = std::numeric_limits<double>::infinity();
+    for (std::size_t l = 0; l < links; ++l) {
+      if (unfrozen_on[l] > 0) step = std::min(step, std::max(headroom[l], 0.0) / unfrozen_on[l]);
+    }
+    for (std::size_t f = 0; f < paths.size(); ++f) {
+      if (frozen[f]) continue;
+      rate[f] += step;
+      for (const int l : paths[f])
+        headroom[l] -= step;
+    }
+    // Links with (numerically) no headroom left freeze every flow still rising through them.
+    std::vector<bool> full(links, false);
+    for (std::size_t l = 0; l < links; ++l) {
+      full[l] = unfrozen_on[l] > 0 && headroom[l] <= 1e-12 * capacity[l];
+    }
+    for (std::size_t f = 0; f < paths.size(); ++f) {
+      if (frozen[f]) continue;
+      for (const int l : paths[f])
+        frozen[f] = frozen[f] || full[l];
+    }
+  }
+  return rate;
+}
+
+}  // namespace stepsim::engine::testing

@@ -1,0 +1,269 @@
+#include "sim/engine/flow_network.hpp"
+
+#include <gtest/gtest.h>
+#include <map>
+#include <stdexcept>
+#include <vector>
+
+namespace stepsim::engine {
+namespace {
+
+constexpr double kGBps = 1e9;  // 1 GB/s in bytes per second
+
+// A simulator and a network, the completion time of every flow by FlowId, and the invariants
+// checked after every test.
+class FlowNetworkTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    net.check_invariants();
+    EXPECT_EQ(net.active_flows(), 0u) << "every flow must finish";
+  }
+  LinkId link(double bytes_per_second, Time latency = Time::zero()) {
+    return net.add_link(BytesPerSecond(bytes_per_second), latency);
+  }
+  FlowId start(std::int64_t bytes, std::vector<LinkId> path) {
+    return net.start_flow(0, 1, Bytes(bytes), path, [this](const FlowCompletion& done) {
+      finish[done.id] = done.finish;
+      EXPECT_EQ(done.finish, sim.now());
+      net.check_invariants();
+    });
+  }
+  Time at(FlowId f) const { return finish.at(f); }
+
+  Simulator sim;
+  FlowNetwork net{sim};
+  std::map<FlowId, Time> finish;
+};
+
+TEST_F(FlowNetworkTest, OneFlowTakesPathLatencyPlusBytesOverBottleneck) {
+  // 1 MB over links of 1 GB/s (1 us) and 2 GB/s (2 us): 1e6 / 1e9 s = 1 ms at the bottleneck,
+  // plus 3 us of latency.
+  const LinkId a = link(1 * kGBps, Time::us(1));
+  const LinkId b = link(2 * kGBps, Time::us(2));
+  const FlowId f = start(1'000'000, {a, b});
+  sim.run();
+  EXPECT_EQ(at(f), Time::ms(1) + Time::us(3));
+}
+
+TEST_F(FlowNetworkTest, EqualFlowsOnOneLinkFinishTogetherAfterNTimesBytesOverBandwidth) {
+  // 8 flows of 1 MB on 1 GB/s: each gets 1/8 GB/s and all finish at 8 * 1e6 / 1e9 s = 8 ms, in
+  // one instant. One solve when they start, one when they finish.
+  const LinkId l = link(1 * kGBps);
+  std::vector<FlowId> flows;
+  for (int i = 0; i < 8; ++i)
+    flows.push_back(start(1'000'000, {l}));
+  sim.run_until(Time::ps(1));
+  EXPECT_DOUBLE_EQ(net.current_rate(flows[0]).value(), kGBps / 8);
+  sim.run();
+  for (const FlowId f : flows)
+    EXPECT_EQ(at(f), Time::ms(8));
+  EXPECT_EQ(net.solves(), 2u);
+}
+
+TEST_F(FlowNetworkTest, UnequalFlowsOnOneLinkFinishInTurn) {
+  // 1, 2 and 3 MB on 1 GB/s, by hand: three flows at 1/3 GB/s until the first has moved 1 MB
+  // (3 ms); two at 1/2 GB/s until the second has moved its remaining 1 MB (2 ms more: 5 ms); the
+  // last alone moves its remaining 1 MB in 1 ms: 6 ms = total bytes / bandwidth.
+  const LinkId l = link(1 * kGBps);
+  const FlowId f1 = start(1'000'000, {l});
+  const FlowId f2 = start(2'000'000, {l});
+  const FlowId f3 = start(3'000'000, {l});
+  sim.run();
+  EXPECT_EQ(at(f1), Time::ms(3));
+  EXPECT_EQ(at(f2), Time::ms(5));
+  EXPECT_EQ(at(f3), Time::ms(6));
+}
+
+TEST_F(FlowNetworkTest, ParkingLot) {
+  // Three 1 GB/s links in a row; a 3 MB flow over all three and a 1 MB flow on each link. Max-min
+  // gives every flow 0.5 GB/s (two flows per link): the short flows finish at 1e6 / 0.5e9 = 2 ms,
+  // when the long one has moved 1 MB; it then runs alone at 1 GB/s for its last 2 MB: 4 ms.
+  const LinkId a = link(kGBps);
+  const LinkId b = link(kGBps);
+  const LinkId c = link(kGBps);
+  const FlowId lng = start(3'000'000, {a, b, c});
+  const FlowId s1 = start(1'000'000, {a});
+  const FlowId s2 = start(1'000'000, {b});
+  const FlowId s3 = start(1'000'000, {c});
+  sim.run_until(Time::ps(1));
+  EXPECT_DOUBLE_EQ(net.current_rate(lng).value(), 0.5 * kGBps);
+  EXPECT_DOUBLE_EQ(net.current_rate(s2).value(), 0.5 * kGBps);
+  sim.run();
+  EXPECT_EQ(at(s1), Time::ms(2));
+  EXPECT_EQ(at(s2), Time::ms(2));
+  EXPECT_EQ(at(s3), Time::ms(2));
+  EXPECT_EQ(at(lng), Time::ms(4));
+}
+
+TEST_F(FlowNetworkTest, LinksOfDifferentCapacities) {
+  // Links A = 1, B = 10, C = 2 GB/s; f1, f2 on A; f3 on A and B; f4 on B and C; f5 on C. By
+  // progressive filling (see MaxMinSolver.LinksOfDifferentCapacities): f1 = f2 = f3 = 1/3 GB/s,
+  // f4 = f5 = 1 GB/s. With 1 MB each, f4 and f5 finish at 1 ms. Then A still limits f1..f3
+  // (1/3 each) and B has f3 alone: nothing changes for them, they finish at 3 ms.
+  const LinkId a = link(1 * kGBps);
+  const LinkId b = link(10 * kGBps);
+  const LinkId c = link(2 * kGBps);
+  const FlowId f1 = start(1'000'000, {a});
+  const FlowId f2 = start(1'000'000, {a});
+  const FlowId f3 = start(1'000'000, {a, b});
+  const FlowId f4 = start(1'000'000, {b, c});
+  const FlowId f5 = start(1'000'000, {c});
+  sim.run_until(Time::ps(1));
+  EXPECT_DOUBLE_EQ(net.current_rate(f1).value(), kGBps / 3);
+  EXPECT_DOUBLE_EQ(net.current_rate(f3).value(), kGBps / 3);
+  EXPECT_DOUBLE_EQ(net.current_rate(f4).value(), kGBps);
+  EXPECT_DOUBLE_EQ(net.current_rate(f5).value(), kGBps);
+  EXPECT_DOUBLE_EQ(net.load(b).value(), kGBps / 3 + kGBps);
+  sim.run();
+  EXPECT_EQ(at(f4), Time::ms(1));
+  EXPECT_EQ(at(f5), Time::ms(1));
+  EXPECT_EQ(at(f1), Time::ms(3));
+  EXPECT_EQ(at(f2), Time::ms(3));
+  EXPECT_EQ(at(f3), Time::ms(3));
+}
+
+TEST_F(FlowNetworkTest, FlowsWithDifferentPathLatencies) {
+  // Two 1 MB flows share a 1 GB/s link (no latency); the second also crosses a 5 us link of
+  // 10 GB/s. Both drain at 0.5 GB/s until 2 ms; the second completes 5 us later.
+  const LinkId shared = link(1 * kGBps);
+  const LinkId far = link(10 * kGBps, Time::us(5));
+  const FlowId near_flow = start(1'000'000, {shared});
+  const FlowId far_flow = start(1'000'000, {shared, far});
+  sim.run();
+  EXPECT_EQ(at(near_flow), Time::ms(2));
+  EXPECT_EQ(at(far_flow), Time::ms(2) + Time::us(5));
+}
+
+TEST_F(FlowNetworkTest, ZeroByteFlowTakesTheLatencyAloneAndTakesNoBandwidth) {
+  // A zero-byte flow over links of 1 us and 2 us latency completes at 3 us; the 1 MB flow on the
+  // same first link is not slowed: 1 ms.
+  const LinkId a = link(1 * kGBps, Time::us(1));
+  const LinkId b = link(1 * kGBps, Time::us(2));
+  const FlowId empty = start(0, {a, b});
+  const FlowId full = start(1'000'000, {a});
+  sim.run();
+  EXPECT_EQ(at(empty), Time::us(3));
+  EXPECT_EQ(at(full), Time::ms(1) + Time::us(1));
+}
+
+TEST_F(FlowNetworkTest, FlowWithAnEmptyPathCompletesAtOnce) {
+  sim.run_until(Time::us(7));
+  const FlowId f = start(1'000'000, {});
+  sim.run();
+  EXPECT_EQ(at(f), Time::us(7));
+}
+
+TEST_F(FlowNetworkTest, FlowStartingExactlyWhenAnotherEndsDoesNotShareWithIt) {
+  // A (1 MB, 1 GB/s) drains alone in exactly 1 ms. At 1 ms an independent event starts B and A's
+  // completion callback starts C: B and C share the link from 1 ms at 0.5 GB/s each and finish
+  // at 1 + 2 = 3 ms. The instant at 1 ms (A's end, B's and C's start) is one solve: 3 in all
+  // (0, 1 and 3 ms).
+  const LinkId l = link(1 * kGBps);
+  FlowId b;
+  FlowId c;
+  const FlowId a = net.start_flow(0, 1, Bytes(1'000'000), std::vector<LinkId>{l},
+                                  [&](const FlowCompletion& done) {
+                                    finish[done.id] = done.finish;
+                                    c = start(1'000'000, {l});
+                                  });
+  sim.schedule_at(Time::ms(1), [&] { b = start(1'000'000, {l}); });
+  sim.run();
+  EXPECT_EQ(at(a), Time::ms(1));
+  EXPECT_EQ(at(b), Time::ms(3));
+  EXPECT_EQ(at(c), Time::ms(3));
+  EXPECT_EQ(net.solves(), 3u);
+}
+
+TEST_F(FlowNetworkTest, MultiPathFlowIsSplitByWeight) {
+  // 3 MB over two disjoint 1 GB/s paths with weights 2 and 1: parts of 2 MB and 1 MB draining at
+  // 1 GB/s each (rate 2 GB/s in all), done at 2 ms and 1 ms; the flow completes with its last part
+  // at 2 ms plus that path's 1 us latency.
+  const LinkId p1 = link(1 * kGBps, Time::us(1));
+  const LinkId p2 = link(1 * kGBps, Time::us(4));
+  const std::vector<LinkId> path1{p1};
+  const std::vector<LinkId> path2{p2};
+  const std::vector<WeightedPath> paths{{path1, 2.0}, {path2, 1.0}};
+  Time done_at;
+  const FlowId f = net.start_flow(3, 4, Bytes(3'000'000), paths, [&](const FlowCompletion& done) {
+    done_at = done.finish;
+    EXPECT_EQ(done.source, 3);
+    EXPECT_EQ(done.destination, 4);
+    EXPECT_EQ(done.bytes, Bytes(3'000'000));
+  });
+  sim.run_until(Time::ps(1));
+  EXPECT_DOUBLE_EQ(net.current_rate(f).value(), 2 * kGBps);
+  sim.run_until(Time::ms(1) + Time::ps(1));
+  EXPECT_DOUBLE_EQ(net.current_rate(f).value(), 1 * kGBps);  // only the 2 MB part still drains
+  sim.run();
+  EXPECT_EQ(done_at, Time::ms(2) + Time::us(1));
+  EXPECT_DOUBLE_EQ(net.current_rate(f).value(), 0.0);
+}
+
+TEST_F(FlowNetworkTest, LinkStatistics) {
+  // Two 1 MB flows on a 1 GB/s link: busy from 0 to 2 ms, carrying 2 MB. Seen over a 4 ms
+  // window: utilization 2e6 / (1e9 * 4e-3) = 0.5; at most 2 flows at once.
+  FlowNetwork sampled(sim, FlowNetworkOptions{.record_utilization_samples = true});
+  const LinkId l = sampled.add_link(BytesPerSecond(kGBps), Time::zero());
+  int done = 0;
+  for (int i = 0; i < 2; ++i) {
+    sampled.start_flow(0, 1, Bytes(1'000'000), std::vector<LinkId>{l},
+                       [&](const FlowCompletion&) { ++done; });
+  }
+  sim.run_until(Time::ms(4));
+  EXPECT_EQ(done, 2);
+  const LinkStatistics s = sampled.link_statistics(l);
+  EXPECT_NEAR(s.bytes_carried, 2e6, 1e-6);
+  EXPECT_EQ(s.busy_time, Time::ms(2));
+  EXPECT_NEAR(s.utilization, 0.5, 1e-12);
+  EXPECT_EQ(s.peak_flows, 2u);
+  // Samples: full from 0, idle from 2 ms.
+  const auto samples = sampled.utilization_samples(l);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].time, Time::zero());
+  EXPECT_DOUBLE_EQ(samples[0].utilization, 1.0);
+  EXPECT_EQ(samples[1].time, Time::ms(2));
+  EXPECT_DOUBLE_EQ(samples[1].utilization, 0.0);
+  sampled.check_invariants();
+  // A new window from 4 ms on sees nothing yet.
+  sampled.restart_statistics();
+  sim.run_until(Time::ms(5));
+  EXPECT_EQ(sampled.link_statistics(l).bytes_carried, 0.0);
+  EXPECT_EQ(sampled.link_statistics(l).peak_flows, 0u);
+}
+
+TEST_F(FlowNetworkTest, LinkIdsAreDenseInInsertionOrder) {
+  EXPECT_EQ(link(kGBps).value, 0u);
+  EXPECT_EQ(link(kGBps).value, 1u);
+  EXPECT_EQ(link(kGBps).value, 2u);
+  EXPECT_EQ(net.link_count(), 3u);
+}
+
+TEST_F(FlowNetworkTest, BadArgumentsAreRejected) {
+  EXPECT_THROW(net.add_link(BytesPerSecond(0.0), Time::zero()), std::invalid_argument);
+  EXPECT_THROW(net.add_link(BytesPerSecond(1.0), Time::ps(-1)), std::invalid_argument);
+  const LinkId l = link(kGBps);
+  EXPECT_THROW(start(10, {LinkId{7}}), std::invalid_argument);
+  const std::vector<LinkId> path{l};
+  const std::vector<WeightedPath> zero_weight{{path, 0.0}};
+  EXPECT_THROW(net.start_flow(0, 1, Bytes(1), zero_weight, FlowCallback{}), std::invalid_argument);
+  EXPECT_EQ(net.active_flows(), 0u);
+}
+
+TEST_F(FlowNetworkTest, IdenticalFlowsStartedAtDifferentTimesShareAClassButFinishApart) {
+  // Same path, so one class. A: 2 MB at 0; B: 1 MB at 1 ms. 0-1 ms: A alone at 1 GB/s moves 1 MB.
+  // From 1 ms both at 0.5 GB/s with 1 MB each left: both finish at 3 ms. C: 1 MB at 3 ms alone:
+  // 4 ms.
+  const LinkId l = link(kGBps);
+  const FlowId a = start(2'000'000, {l});
+  FlowId b;
+  FlowId c;
+  sim.schedule_at(Time::ms(1), [&] { b = start(1'000'000, {l}); });
+  sim.schedule_at(Time::ms(3), [&] { c = start(1'000'000, {l}); });
+  sim.run();
+  EXPECT_EQ(at(a), Time::ms(3));
+  EXPECT_EQ(at(b), Time::ms(3));
+  EXPECT_EQ(at(c), Time::ms(4));
+}
+
+}  // namespace
+}  // namespace stepsim::engine

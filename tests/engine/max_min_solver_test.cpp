@@ -1,0 +1,114 @@
+#include "sim/engine/max_min_solver.hpp"
+
+#include <gtest/gtest.h>
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "tests/engine/brute_force_max_min.hpp"
+
+namespace stepsim::engine {
+namespace {
+
+// Solves a problem given as one path per class, each class with `flows` flows.
+std::vector<double> solve(const std::vector<double>& capacity,
+                          const std::vector<std::vector<std::uint32_t>>& paths,
+                          const std::vector<std::uint32_t>& flows) {
+  std::vector<std::uint32_t> offsets{0};
+  std::vector<std::uint32_t> links;
+  for (const auto& p : paths) {
+    links.insert(links.end(), p.begin(), p.end());
+    offsets.push_back(static_cast<std::uint32_t>(links.size()));
+  }
+  std::vector<double> rate(paths.size());
+  MaxMinSolver solver;
+  solver.solve(capacity, flows, offsets, links, rate);
+  return rate;
+}
+
+TEST(MaxMinSolver, IdenticalFlowsSplitOneLinkEqually) {
+  // One 10 GB/s link, one class of 4 flows: 10/4 = 2.5 GB/s each.
+  const auto rate = solve({10e9}, {{0}}, {4});
+  EXPECT_DOUBLE_EQ(rate[0], 2.5e9);
+}
+
+TEST(MaxMinSolver, ParkingLot) {
+  // The parking lot (Bertsekas & Gallager, Data Networks, example in section 6.5.2): three links of
+  // 1 GB/s in a row, a long flow over all three and one short flow per link. Every link has two
+  // flows, so every flow gets 0.5 GB/s.
+  const auto rate = solve({1e9, 1e9, 1e9}, {{0, 1, 2}, {0}, {1}, {2}}, {1, 1, 1, 1});
+  for (const double r : rate)
+    EXPECT_DOUBLE_EQ(r, 0.5e9);
+}
+
+TEST(MaxMinSolver, ParkingLotWithMoreShortFlowsOnOneLink) {
+  // Link 0 carries the long flow and 3 short ones: share 1/4. The long flow is frozen at 0.25 GB/s;
+  // links 1 and 2 then give their single short flow 1 - 0.25 = 0.75 GB/s.
+  const auto rate = solve({1e9, 1e9, 1e9}, {{0, 1, 2}, {0}, {1}, {2}}, {1, 3, 1, 1});
+  EXPECT_DOUBLE_EQ(rate[0], 0.25e9);
+  EXPECT_DOUBLE_EQ(rate[1], 0.25e9);
+  EXPECT_DOUBLE_EQ(rate[2], 0.75e9);
+  EXPECT_DOUBLE_EQ(rate[3], 0.75e9);
+}
+
+TEST(MaxMinSolver, LinksOfDifferentCapacities) {
+  // Links (GB/s): A = 1 carries f1 f2 f3; B = 10 carries f3 f4; C = 2 carries f4 f5.
+  // Fair shares: A 1/3, B 5, C 1. A saturates first: f1 = f2 = f3 = 1/3. Then B has 10 - 1/3 for
+  // f4 alone, C has 2 for f4 and f5: C saturates at 1, so f4 = f5 = 1 GB/s; B stays unsaturated.
+  const auto rate = solve({1e9, 10e9, 2e9}, {{0}, {0}, {0, 1}, {1, 2}, {2}}, {1, 1, 1, 1, 1});
+  EXPECT_DOUBLE_EQ(rate[0], 1e9 / 3);
+  EXPECT_DOUBLE_EQ(rate[1], 1e9 / 3);
+  EXPECT_DOUBLE_EQ(rate[2], 1e9 / 3);
+  EXPECT_DOUBLE_EQ(rate[3], 1e9);
+  EXPECT_DOUBLE_EQ(rate[4], 1e9);
+}
+
+TEST(MaxMinSolver, LinkListedTwiceCountsTwice) {
+  // A path that crosses link 0 twice uses 2r of it: with one such flow alone, r = C / 2.
+  const auto rate = solve({4e9}, {{0, 0}}, {1});
+  EXPECT_DOUBLE_EQ(rate[0], 2e9);
+}
+
+TEST(MaxMinSolver, MatchesBruteForceOnRandomInstances) {
+  // 500 random instances: random capacities, classes of 1-4 flows on random paths of 1-4 links;
+  // the class rates must equal the per-flow brute-force water-filling to a relative 1e-9.
+  std::mt19937_64 rng(20240601);
+  MaxMinSolver solver;
+  for (int instance = 0; instance < 500; ++instance) {
+    const int links = std::uniform_int_distribution<int>(1, 12)(rng);
+    const int classes = std::uniform_int_distribution<int>(1, 30)(rng);
+    std::vector<double> capacity(links);
+    for (double& c : capacity)
+      c = std::uniform_real_distribution<double>(1e9, 100e9)(rng);
+    std::vector<std::uint32_t> offsets{0};
+    std::vector<std::uint32_t> path_links;
+    std::vector<std::uint32_t> flows(classes);
+    std::vector<std::vector<int>> flow_paths;
+    for (int c = 0; c < classes; ++c) {
+      const int len = std::uniform_int_distribution<int>(1, std::min(4, links))(rng);
+      std::vector<int> path;
+      while (static_cast<int>(path.size()) < len) {
+        const int l = std::uniform_int_distribution<int>(0, links - 1)(rng);
+        if (std::find(path.begin(), path.end(), l) == path.end()) path.push_back(l);
+      }
+      for (const int l : path)
+        path_links.push_back(static_cast<std::uint32_t>(l));
+      offsets.push_back(static_cast<std::uint32_t>(path_links.size()));
+      flows[c] = std::uniform_int_distribution<std::uint32_t>(1, 4)(rng);
+      for (std::uint32_t k = 0; k < flows[c]; ++k)
+        flow_paths.push_back(path);
+    }
+    std::vector<double> rate(classes);
+    solver.solve(capacity, flows, offsets, path_links, rate);
+    const std::vector<double> expected = testing::brute_force_max_min(capacity, flow_paths);
+    std::size_t f = 0;
+    for (int c = 0; c < classes; ++c) {
+      for (std::uint32_t k = 0; k < flows[c]; ++k, ++f) {
+        ASSERT_NEAR(rate[c], expected[f], 1e-9 * expected[f]) << "instance " << instance;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace stepsim::engine

@@ -1,0 +1,248 @@
+#include "topology/fat_tree.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace stepsim::topology {
+namespace {
+
+// Ports facing down for a switch of `radix` ports with down:up ratio `o`.
+int down_ports(int radix, double o) {
+  return static_cast<int>(std::floor(radix * o / (1 + o) + 1e-9));
+}
+
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+void add_fat_tree(TopologyBuilder& b, const FatTreeSpec& requested,
+                  const std::vector<std::vector<NodeId>>& hosts, const ParamReader& where) {
+  FatTreeSpec spec = requested;
+  if (hosts.empty() || hosts.front().empty()) where.fail("the fabric has no ports");
+  const std::size_t n = hosts.front().size();
+  const std::size_t num_hosts = hosts.size();
+  const std::size_t ports = num_hosts * n;
+  const int d1 = down_ports(spec.radix, spec.leaf_oversubscription);
+  const int u1 = spec.radix - d1;
+  if (d1 < 1 || u1 < 1) {
+    where.fail(fmt::format("a radix-{} leaf with oversubscription {} has {} ports down and {} up; "
+                           "both must be at least 1",
+                           spec.radix, spec.leaf_oversubscription, d1, u1));
+  }
+  const std::size_t leaves =
+      spec.rail_optimized ? ceil_div(num_hosts, static_cast<std::size_t>(d1)) * n
+                          : ceil_div(ports, static_cast<std::size_t>(d1));
+  const std::size_t radix = static_cast<std::size_t>(spec.radix);
+  int d2 = 0;
+  int u2 = 0;
+  std::size_t pods = 1;
+  if (spec.tiers == 0) spec.tiers = leaves <= radix ? 2 : 3;  // "auto"
+  if (spec.tiers == 2) {
+    if (leaves > radix) {
+      where.fail(fmt::format(
+          "{} NICs need {} leaf switches, but 2 tiers of radix-{} switches connect at most {} "
+          "leaves ({} NICs{}); use tiers: 3 or a larger radix",
+          ports, leaves, spec.radix, radix, radix * static_cast<std::size_t>(d1),
+          spec.rail_optimized ? fmt::format(", {} hosts of {} NICs rail-optimized",
+                                            radix / n * static_cast<std::size_t>(d1), n)
+                              : ""));
+    }
+  } else if (spec.tiers == 3) {
+    d2 = down_ports(spec.radix, spec.spine_oversubscription);
+    u2 = spec.radix - d2;
+    if (d2 < 1 || u2 < 1) {
+      where.fail(fmt::format("a radix-{} spine with oversubscription {} has {} ports down and {} up",
+                             spec.radix, spec.spine_oversubscription, d2, u2));
+    }
+    pods = ceil_div(leaves, static_cast<std::size_t>(d2));
+    if (pods > radix) {
+      where.fail(fmt::format(
+          "{} NICs need {} pods of {} leaves, but 3 tiers of radix-{} switches connect at most {} "
+          "pods ({} NICs); use a larger radix",
+          ports, pods, d2, spec.radix, radix, radix * static_cast<std::size_t>(d2 * d1)));
+    }
+  } else {
+    where.fail(fmt::format("tiers must be 2 or 3, got {}", spec.tiers));
+  }
+
+  const std::uint16_t cls = b.link_class(spec.link_class);
+  const NodeOptions switch_options{spec.in_network_reduction, std::nullopt, NodeId()};
+  const std::uint32_t span1 = static_cast<std::uint32_t>(d1);
+  std::vector<NodeId> leaf(leaves);
+  for (std::size_t l = 0; l < leaves; ++l) {
+    leaf[l] = b.add_node(fmt::format("{}leaf{}", spec.prefix, l), NodeKind::kSwitch, switch_options);
+    const auto lo = static_cast<std::uint32_t>(l) * span1;
+    b.set_clos_label(leaf[l], ClosLabel{1, lo, lo + span1});
+  }
+  for (std::size_t h = 0; h < num_hosts; ++h) {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t l = 0;
+      std::size_t port = 0;
+      if (spec.rail_optimized) {
+        l = (h / span1) * n + i;
+        port = h % span1;
+      } else {
+        l = (h * n + i) / span1;
+        port = (h * n + i) % span1;
+      }
+      const NodeId nic = hosts[h][i];
+      const auto position = static_cast<std::uint32_t>(l * span1 + port);
+      b.set_clos_label(nic, ClosLabel{0, position, position + 1});
+      b.add_duplex(nic, leaf[l], spec.link_bandwidth, spec.link_latency, cls);
+    }
+  }
+
+  FabricSummary summary;
+  summary.name = spec.name;
+  summary.ports = ports;
+  summary.port_bandwidth = spec.link_bandwidth;
+  const double s = spec.link_bandwidth.value();
+  summary.tiers.push_back(FabricTier{"leaf", leaves, ports, leaves * static_cast<std::size_t>(u1),
+                                     spec.link_bandwidth, static_cast<double>(d1) / u1});
+  double bisection = static_cast<double>(ports) / 2 * s;
+  if (leaves >= 2) bisection = std::min(bisection, static_cast<double>(leaves * u1) * s / 2);
+
+  if (spec.tiers == 2) {
+    const auto top = static_cast<std::uint32_t>(leaves) * span1;
+    for (int j = 0; j < u1; ++j) {
+      const NodeId spine =
+          b.add_node(fmt::format("{}spine{}", spec.prefix, j), NodeKind::kSwitch, switch_options);
+      b.set_clos_label(spine, ClosLabel{2, 0, top});
+      for (std::size_t l = 0; l < leaves; ++l) {
+        b.add_duplex(leaf[l], spine, spec.link_bandwidth, spec.link_latency, cls);
+      }
+    }
+    summary.tiers.push_back(FabricTier{"spine", static_cast<std::size_t>(u1),
+                                       leaves * static_cast<std::size_t>(u1), 0,
+                                       spec.link_bandwidth, 0});
+  } else {
+    const auto pod_span = static_cast<std::uint32_t>(d2) * span1;
+    std::vector<NodeId> agg(pods * static_cast<std::size_t>(u1));
+    for (std::size_t p = 0; p < pods; ++p) {
+      std::vector<NodeId> members;
+      for (int j = 0; j < u1; ++j) {
+        const NodeId a = b.add_node(fmt::format("{}pod{}.spine{}", spec.prefix, p, j),
+                                    NodeKind::kSwitch, switch_options);
+        agg[p * static_cast<std::size_t>(u1) + static_cast<std::size_t>(j)] = a;
+        const auto lo = static_cast<std::uint32_t>(p) * pod_span;
+        b.set_clos_label(a, ClosLabel{2, lo, lo + pod_span});
+        members.push_back(a);
+        for (std::size_t l = p * static_cast<std::size_t>(d2);
+             l < std::min(leaves, (p + 1) * static_cast<std::size_t>(d2)); ++l) {
+          b.add_duplex(leaf[l], a, spec.link_bandwidth, spec.link_latency, cls);
+        }
+      }
+      for (std::size_t l = p * static_cast<std::size_t>(d2);
+           l < std::min(leaves, (p + 1) * static_cast<std::size_t>(d2)); ++l) {
+        members.push_back(leaf[l]);
+      }
+      b.add_group(GroupKind::kPod, fmt::format("{}pod{}", spec.prefix, p), std::move(members));
+    }
+    const auto top = static_cast<std::uint32_t>(pods) * pod_span;
+    for (int j = 0; j < u1; ++j) {
+      for (int c = 0; c < u2; ++c) {
+        const NodeId core = b.add_node(fmt::format("{}core{}", spec.prefix, j * u2 + c),
+                                       NodeKind::kSwitch, switch_options);
+        b.set_clos_label(core, ClosLabel{3, 0, top});
+        for (std::size_t p = 0; p < pods; ++p) {
+          b.add_duplex(agg[p * static_cast<std::size_t>(u1) + static_cast<std::size_t>(j)], core,
+                       spec.link_bandwidth, spec.link_latency, cls);
+        }
+      }
+    }
+    const std::size_t aggs = pods * static_cast<std::size_t>(u1);
+    summary.tiers.push_back(FabricTier{"spine", aggs, leaves * static_cast<std::size_t>(u1),
+                                       aggs * static_cast<std::size_t>(u2), spec.link_bandwidth,
+                                       static_cast<double>(d2) / u2});
+    summary.tiers.push_back(FabricTier{"core", static_cast<std::size_t>(u1 * u2),
+                                       aggs * static_cast<std::size_t>(u2), 0, spec.link_bandwidth,
+                                       0});
+    if (pods >= 2) bisection = std::min(bisection, static_cast<double>(aggs * u2) * s / 2);
+  }
+  summary.bisection = BytesPerSecond(bisection);
+  summary.bisection_method =
+      spec.tiers == 2
+          ? "closed form: min(ports/2 x port speed, leaves x uplinks x link speed / 2), for a "
+            "split of the hosts aligned with the leaves"
+          : "closed form: min(ports/2 x port speed, leaves x uplinks x link speed / 2, pods x "
+            "pod uplinks x link speed / 2), for a split aligned with leaves and pods";
+  b.add_fabric(std::move(summary));
+}
+
+std::vector<ParamSpec> fat_tree_param_specs(const std::string& tiers, const std::string& radix,
+                                            const std::string& nic_speed, const std::string& rail,
+                                            const std::string& latency, const std::string& sharp) {
+  return {
+      {"tiers", tiers, "switch tiers: 2 (leaf-spine), 3 (leaf-spine-core) or auto (2 when they fit)"},
+      {"radix", radix, "ports per switch"},
+      {"nic_speed", nic_speed, "NIC and switch link speed, per direction"},
+      {"rail_optimized", rail, "NIC i of every host goes to the leaf of rail i"},
+      {"oversubscription", "1",
+       "down:up port ratio of the leaves, or a list [leaf, spine] (1 = non-blocking)"},
+      {"switch_latency", latency, "latency of each fabric link, switch traversal included"},
+      {"sharp", sharp, "switches reduce in the network (InfiniBand SHARP)"},
+  };
+}
+
+FatTreeSpec read_fat_tree_spec(const ParamReader& p) {
+  FatTreeSpec spec;
+  const config::Node tiers = p.at("tiers");
+  spec.tiers = tiers.is_scalar() && tiers.as_string() == "auto"
+                   ? 0
+                   : static_cast<int>(tiers.as_int(2, 3));
+  spec.radix = static_cast<int>(p.integer("radix", 2, 4096));
+  spec.link_bandwidth = p.bandwidth("nic_speed");
+  spec.link_latency = p.time("switch_latency");
+  spec.rail_optimized = p.boolean("rail_optimized");
+  spec.in_network_reduction = p.boolean("sharp");
+  const config::Node o = p.at("oversubscription");
+  if (o.is_sequence()) {
+    const auto items = o.items();
+    if (items.empty() || items.size() > 2) o.fail("one or two oversubscription ratios [leaf, spine]");
+    spec.leaf_oversubscription = items[0].as_double(1, 1024);
+    if (items.size() == 2) spec.spine_oversubscription = items[1].as_double(1, 1024);
+  } else {
+    spec.leaf_oversubscription = o.as_double(1, 1024);
+  }
+  return spec;
+}
+
+void register_fat_tree_builders(BuilderRegistry& registry) {
+  std::vector<ParamSpec> params = fat_tree_param_specs("2", "64", "400Gbps", "false", "130ns",
+                                                       "false");
+  params.push_back({"hosts", "32", "hosts; each has nics_per_host accelerators with one NIC each"});
+  params.push_back({"nics_per_host", "1", "accelerators (and NICs) per host"});
+  // PCIe 5.0 x16: 32 GT/s x 16 lanes, 128b/130b encoding = 63 GB/s per direction (PCI-SIG).
+  params.push_back({"pcie_bandwidth", "63GB/s", "accelerator-to-NIC link, per direction"});
+  params.push_back({"pcie_latency", "500ns", "accelerator-to-NIC latency (assumption)"});
+  registry.add(BuilderEntry{
+      "fat-tree", BuilderEntry::Category::kBuilder,
+      "2- or 3-tier fat-tree of hosts with NICs (rail-optimized or not, oversubscribed per tier)",
+      params, [](const ParamReader& p) {
+        const FatTreeSpec spec = read_fat_tree_spec(p);
+        const auto num_hosts = static_cast<std::size_t>(p.integer("hosts", 1, 10'000'000));
+        const auto nics = static_cast<std::size_t>(p.integer("nics_per_host", 1, 1024));
+        const BytesPerSecond pcie = p.bandwidth("pcie_bandwidth");
+        const Time pcie_latency = p.time("pcie_latency");
+        TopologyBuilder b("fat-tree");
+        const std::uint16_t pcie_class = b.link_class("pcie");
+        std::vector<std::vector<NodeId>> hosts(num_hosts);
+        for (std::size_t h = 0; h < num_hosts; ++h) {
+          std::vector<NodeId> members;
+          for (std::size_t i = 0; i < nics; ++i) {
+            const NodeId gpu = b.add_node(fmt::format("host{}.gpu{}", h, i), NodeKind::kAccelerator);
+            const NodeId nic = b.add_node(fmt::format("host{}.nic{}", h, i), NodeKind::kNic,
+                                          NodeOptions{false, std::nullopt, gpu});
+            b.add_duplex(gpu, nic, pcie, pcie_latency, pcie_class);
+            hosts[h].push_back(nic);
+            members.push_back(gpu);
+            members.push_back(nic);
+          }
+          b.add_group(GroupKind::kNode, fmt::format("host{}", h), std::move(members));
+        }
+        add_fat_tree(b, spec, hosts, p);
+        return std::move(b).build();
+      }});
+}
+
+}  // namespace stepsim::topology

@@ -1,0 +1,98 @@
+// Routes between nodes of a Topology: shortest paths (fewest links), with equal-cost multipath
+// (ECMP) in two modes:
+//  - hash: one path per flow. At every node with several equal-cost next links, a deterministic
+//    hash of (source, destination, flow key, hop) picks one, as switches do per hop. Two flows
+//    may pick the same link while another stays idle: such collisions are real and are kept.
+//  - spread: the flow is split evenly over the equal-cost paths. When there are more than
+//    `max_paths` of them, `max_paths` paths evenly spaced in the ordered set of all paths are
+//    returned (each path is counted once, so the split is even over paths, not per hop).
+//
+// Policy (documented in docs/topology.md, "Routing"):
+//  1. Between two accelerators of the same scale-up domain, traffic stays in the domain.
+//  2. Otherwise, when both have NICs, traffic leaves through a NIC of the source (chosen by the
+//     hash, or all of them in spread mode) and enters through the NIC of the destination with the
+//     same index (rails stay aligned), crossing the scale-out fabric in between.
+//  3. Otherwise, shortest paths over the whole graph.
+// Intermediate nodes must forward (accelerators do not, except in direct networks). Shortest paths
+// prefer direct links, so in a full mesh the direct link is the route.
+//
+// Speed and memory: no all-pairs tables. In a fat-tree labelled by its builder (ClosLabel), routes
+// are computed from the labels (up to a common ancestor, then down) with no search. Elsewhere a
+// breadth-first search from the destination gives a distance table, restricted to the scale-up
+// domain when rule 1 applies; tables are kept in a least-recently-used cache bounded in bytes.
+//
+// A Router holds scratch space and the cache: use one per thread. Results never depend on the
+// cache.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "topology/topology.hpp"
+
+namespace stepsim::topology {
+
+enum class EcmpMode : std::uint8_t { kHash, kSpread };
+
+struct RouterOptions {
+  std::size_t max_paths = 64;               // spread mode: at most this many paths per flow
+  std::size_t cache_bytes = 64ull << 20;    // distance tables kept, in bytes
+};
+
+struct Routes {
+  std::vector<Path> paths;          // equal shares: each carries 1/paths.size() of the flow
+  std::uint64_t equal_cost_paths = 0;  // all equal-cost paths (saturates at 2^64-1)
+};
+
+class Router {
+ public:
+  explicit Router(const Topology& topology, RouterOptions options = {});
+  ~Router();
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  // One path from `source` to `destination`, chosen by hashing (ECMP hash mode). Throws
+  // std::invalid_argument when there is no route (load-time checks make that impossible between
+  // accelerators).
+  Path route(NodeId source, NodeId destination, std::uint64_t flow_key = 0);
+  // The equal-cost paths (up to max_paths), for spread mode.
+  Routes spread(NodeId source, NodeId destination);
+  // route() as a single path in hash mode, spread() in spread mode.
+  Routes routes(NodeId source, NodeId destination, EcmpMode mode, std::uint64_t flow_key = 0);
+
+  // Number of distance tables computed so far (searches), for tests and benchmarks.
+  std::size_t searches() const { return searches_; }
+
+ private:
+  struct Table;
+  struct Segment;
+  // Resolves the policy into up to three segments: prefix link, middle (a DAG), suffix link.
+  void plan(NodeId source, NodeId destination, std::size_t nic_choice, std::vector<Segment>& out);
+  void next_links(const Segment& segment, NodeId at, std::vector<LinkIndex>& out);
+  const Table& table(std::uint32_t region, NodeId destination);
+  std::uint64_t count_paths(const Segment& segment, NodeId at);
+  void walk_hash(const Segment& segment, std::uint64_t seed, Path& path);
+  void unrank(const Segment& segment, std::uint64_t rank, Path& path);
+  void enumerate(const Segment& segment, NodeId at, Path& prefix, std::vector<Path>& out,
+                 std::size_t limit);
+  std::size_t nic_choices(NodeId source, NodeId destination) const;
+
+  const Topology& topology_;
+  RouterOptions options_;
+  std::vector<std::uint32_t> local_index_;  // node -> index within its scale-up domain
+  std::vector<std::uint32_t> region_size_;  // per scale-up group index (0 for other groups)
+  // Distance-table cache (LRU, bounded in bytes).
+  std::list<std::unique_ptr<Table>> lru_;
+  std::unordered_map<std::uint64_t, std::list<std::unique_ptr<Table>>::iterator> cache_;
+  std::size_t cached_bytes_ = 0;
+  std::size_t searches_ = 0;
+  // Path-count memo for spread mode.
+  std::vector<std::uint64_t> counts_;
+  std::vector<std::uint32_t> counted_;
+  std::vector<std::vector<LinkIndex>> scratch_;  // next-link lists, one per depth
+};
+
+}  // namespace stepsim::topology
