@@ -59,11 +59,16 @@ class HalvingDoublingAlgorithm final : public Algorithm {
     auto exchange_step = [&](std::uint32_t distance, Bytes bytes) {
       std::vector<TransferId> received(p);
       for (std::uint32_t j = 0; j < p; ++j) {
+        // An exchange is a rendezvous: it starts when both partners have reached the step (a
+        // core rank must not receive while it is still taking a helper's buffer).
         const std::uint32_t from = active(j), to = active(j ^ distance);
+        std::vector<TransferId> deps(frontier.deps(from).begin(), frontier.deps(from).end());
+        for (TransferId ready : frontier.deps(to))
+          deps.push_back(ready);
+        const Time extra =
+            deps.empty() ? options.step_latency + options.op_latency : options.step_latency;
         received[j ^ distance] =
-            builder.add({Endpoint::member(from), Endpoint::member(to), bytes,
-                         detail::start_latency(frontier, from, options.step_latency, options), 1},
-                        frontier.deps(from));
+            builder.add({Endpoint::member(from), Endpoint::member(to), bytes, extra, 1}, deps);
       }
       for (std::uint32_t j = 0; j < p; ++j)
         frontier.set(active(j), received[j]);
