@@ -202,13 +202,29 @@ std::uint32_t channel_count(const GroupShape& group, const PlanOptions& options)
 std::vector<std::vector<std::uint32_t>> channel_rings(const GroupShape& group,
                                                       std::uint32_t channels) {
   const auto domains = group.domain_members();
+  const auto count = static_cast<std::uint32_t>(domains.size());
   std::vector<std::vector<std::uint32_t>> rings(channels);
   for (std::uint32_t c = 0; c < channels; ++c) {
     rings[c].reserve(group.size);
-    for (const auto& members : domains) {
-      const std::size_t m = members.size();
-      for (std::size_t j = 1; j <= m; ++j)
-        rings[c].push_back(members[(c + j) % m]);
+    for (std::uint32_t d = 0; d < count; ++d) {
+      const auto& members = domains[d];
+      const auto m = static_cast<std::uint32_t>(members.size());
+      if (m == 1 || count == 1) {  // no rails to align: rotate by the channel
+        for (std::uint32_t j = 0; j < m; ++j)
+          rings[c].push_back(members[(c + 1 + j) % m]);
+        continue;
+      }
+      // Enter at local (c + d), leave at local (c + d + 1): the edge to the next domain joins
+      // the same local index on both sides (one NIC rail, no spine crossing in a rail-optimized
+      // fabric). The last domain leaves at local c, closing the ring on rail c too, unless that
+      // is where it entered (count = 1 mod m).
+      const std::uint32_t enter = (c + d) % m;
+      std::uint32_t leave = (c + d + 1) % m;
+      if (d + 1 == count && enter != c % m) leave = c % m;
+      rings[c].push_back(members[enter]);
+      for (std::uint32_t j = 0; j < m; ++j)
+        if (j != enter && j != leave) rings[c].push_back(members[j]);
+      rings[c].push_back(members[leave]);
     }
   }
   return rings;

@@ -51,9 +51,10 @@ void emit_chain_fluid(PlanBuilder& builder, std::span<const std::vector<std::uin
 // Channel count: options.channels, or (0) the largest domain when the group spans several
 // domains, else 1.
 std::uint32_t channel_count(const GroupShape& group, const PlanOptions& options);
-// Ring orders, one per channel. Each ring visits the domains in order; within a domain, channel c
-// enters at local member c+1 and leaves at local member c, so that across channels every member
-// (and its NIC) leaves its domain once and enters it once.
+// Ring orders, one per channel. Each ring visits the domains in order; in domain d, channel c
+// enters at local member c+d and leaves at local member c+d+1 (mod the domain size), so every edge
+// between domains joins members of the same local index (one NIC rail), and across channels every
+// member (and its NIC) leaves its domain once and enters it once.
 std::vector<std::vector<std::uint32_t>> channel_rings(const GroupShape& group,
                                                       std::uint32_t channels);
 
