@@ -40,6 +40,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
   std::vector<Command> commands;
   commands.push_back(add_check_command(app));
+  commands.push_back(add_topo_command(app));
 
   // CLI11 wants argv-style input, last argument first.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
