@@ -1,7 +1,7 @@
 #include "topology/builder_registry.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <stdexcept>
 
 #include "sim/common/input_error.hpp"
@@ -33,8 +33,8 @@ config::Node ParamReader::at(std::string_view name) const {
   }
   const config::Node root = defaults_->root();
   if (!root.is_map() || !root.has(name)) {
-    throw std::logic_error(fmt::format("builder '{}' reads parameter '{}' missing from its schema",
-                                       builder_, name));
+    throw std::logic_error(
+        fmt::format("builder '{}' reads parameter '{}' missing from its schema", builder_, name));
   }
   return root.at(name);
 }
@@ -45,11 +45,15 @@ std::int64_t ParamReader::integer(std::string_view name, std::int64_t min, std::
 double ParamReader::number(std::string_view name, double min, double max) const {
   return at(name).as_double(min, max);
 }
-bool ParamReader::boolean(std::string_view name) const { return at(name).as_bool(); }
+bool ParamReader::boolean(std::string_view name) const {
+  return at(name).as_bool();
+}
 BytesPerSecond ParamReader::bandwidth(std::string_view name) const {
   return at(name).as_bandwidth();
 }
-Time ParamReader::time(std::string_view name) const { return at(name).as_time(); }
+Time ParamReader::time(std::string_view name) const {
+  return at(name).as_time();
+}
 std::string ParamReader::choice(std::string_view name,
                                 std::initializer_list<std::string_view> choices) const {
   return at(name).as_choice(choices);
@@ -86,7 +90,8 @@ const BuilderEntry* BuilderRegistry::find(std::string_view name) const {
 
 std::vector<const BuilderEntry*> BuilderRegistry::entries() const {
   std::vector<const BuilderEntry*> out;
-  for (const BuilderEntry& e : entries_) out.push_back(&e);
+  for (const BuilderEntry& e : entries_)
+    out.push_back(&e);
   std::sort(out.begin(), out.end(), [](const BuilderEntry* a, const BuilderEntry* b) {
     return std::tie(a->category, a->name) < std::tie(b->category, b->name);
   });
@@ -95,7 +100,8 @@ std::vector<const BuilderEntry*> BuilderRegistry::entries() const {
 
 std::vector<std::string> BuilderRegistry::names() const {
   std::vector<std::string> out;
-  for (const BuilderEntry* e : entries()) out.push_back(e->name);
+  for (const BuilderEntry* e : entries())
+    out.push_back(e->name);
   return out;
 }
 
@@ -104,9 +110,10 @@ Topology BuilderRegistry::build(const std::string& name, std::optional<config::N
   const BuilderEntry* entry = find(name);
   if (entry == nullptr) {
     const std::string suggestion = config::closest_match(name, names());
-    where.fail_with(fmt::format("unknown topology preset or builder '{}'{}; known: {}", name,
-                                suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion),
-                                fmt::join(names(), ", ")));
+    where.fail_with(
+        fmt::format("unknown topology preset or builder '{}'{}; known: {}", name,
+                    suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion),
+                    fmt::join(names(), ", ")));
   }
   const ParamReader reader(entry->name, entry->params, std::move(params));
   return entry->build(reader);

@@ -1,7 +1,7 @@
 #include "topology/fat_tree.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 namespace stepsim::topology {
 namespace {
@@ -11,7 +11,9 @@ int down_ports(int radix, double o) {
   return static_cast<int>(std::floor(radix * o / (1 + o) + 1e-9));
 }
 
-std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+std::size_t ceil_div(std::size_t a, std::size_t b) {
+  return (a + b - 1) / b;
+}
 
 }  // namespace
 
@@ -25,13 +27,14 @@ void add_fat_tree(TopologyBuilder& b, const FatTreeSpec& requested,
   const int d1 = down_ports(spec.radix, spec.leaf_oversubscription);
   const int u1 = spec.radix - d1;
   if (d1 < 1 || u1 < 1) {
-    where.fail(fmt::format("a radix-{} leaf with oversubscription {} has {} ports down and {} up; "
-                           "both must be at least 1",
-                           spec.radix, spec.leaf_oversubscription, d1, u1));
+    where.fail(
+        fmt::format("a radix-{} leaf with oversubscription {} has {} ports down and {} up; "
+                    "both must be at least 1",
+                    spec.radix, spec.leaf_oversubscription, d1, u1));
   }
-  const std::size_t leaves =
-      spec.rail_optimized ? ceil_div(num_hosts, static_cast<std::size_t>(d1)) * n
-                          : ceil_div(ports, static_cast<std::size_t>(d1));
+  const std::size_t leaves = spec.rail_optimized
+                                 ? ceil_div(num_hosts, static_cast<std::size_t>(d1)) * n
+                                 : ceil_div(ports, static_cast<std::size_t>(d1));
   const std::size_t radix = static_cast<std::size_t>(spec.radix);
   int d2 = 0;
   int u2 = 0;
@@ -51,8 +54,9 @@ void add_fat_tree(TopologyBuilder& b, const FatTreeSpec& requested,
     d2 = down_ports(spec.radix, spec.spine_oversubscription);
     u2 = spec.radix - d2;
     if (d2 < 1 || u2 < 1) {
-      where.fail(fmt::format("a radix-{} spine with oversubscription {} has {} ports down and {} up",
-                             spec.radix, spec.spine_oversubscription, d2, u2));
+      where.fail(
+          fmt::format("a radix-{} spine with oversubscription {} has {} ports down and {} up",
+                      spec.radix, spec.spine_oversubscription, d2, u2));
     }
     pods = ceil_div(leaves, static_cast<std::size_t>(d2));
     if (pods > radix) {
@@ -70,7 +74,8 @@ void add_fat_tree(TopologyBuilder& b, const FatTreeSpec& requested,
   const std::uint32_t span1 = static_cast<std::uint32_t>(d1);
   std::vector<NodeId> leaf(leaves);
   for (std::size_t l = 0; l < leaves; ++l) {
-    leaf[l] = b.add_node(fmt::format("{}leaf{}", spec.prefix, l), NodeKind::kSwitch, switch_options);
+    leaf[l] =
+        b.add_node(fmt::format("{}leaf{}", spec.prefix, l), NodeKind::kSwitch, switch_options);
     const auto lo = static_cast<std::uint32_t>(l) * span1;
     b.set_clos_label(leaf[l], ClosLabel{1, lo, lo + span1});
   }
@@ -173,7 +178,8 @@ std::vector<ParamSpec> fat_tree_param_specs(const std::string& tiers, const std:
                                             const std::string& nic_speed, const std::string& rail,
                                             const std::string& latency, const std::string& sharp) {
   return {
-      {"tiers", tiers, "switch tiers: 2 (leaf-spine), 3 (leaf-spine-core) or auto (2 when they fit)"},
+      {"tiers", tiers,
+       "switch tiers: 2 (leaf-spine), 3 (leaf-spine-core) or auto (2 when they fit)"},
       {"radix", radix, "ports per switch"},
       {"nic_speed", nic_speed, "NIC and switch link speed, per direction"},
       {"rail_optimized", rail, "NIC i of every host goes to the leaf of rail i"},
@@ -187,9 +193,8 @@ std::vector<ParamSpec> fat_tree_param_specs(const std::string& tiers, const std:
 FatTreeSpec read_fat_tree_spec(const ParamReader& p) {
   FatTreeSpec spec;
   const config::Node tiers = p.at("tiers");
-  spec.tiers = tiers.is_scalar() && tiers.as_string() == "auto"
-                   ? 0
-                   : static_cast<int>(tiers.as_int(2, 3));
+  spec.tiers =
+      tiers.is_scalar() && tiers.as_string() == "auto" ? 0 : static_cast<int>(tiers.as_int(2, 3));
   spec.radix = static_cast<int>(p.integer("radix", 2, 4096));
   spec.link_bandwidth = p.bandwidth("nic_speed");
   spec.link_latency = p.time("switch_latency");
@@ -198,7 +203,8 @@ FatTreeSpec read_fat_tree_spec(const ParamReader& p) {
   const config::Node o = p.at("oversubscription");
   if (o.is_sequence()) {
     const auto items = o.items();
-    if (items.empty() || items.size() > 2) o.fail("one or two oversubscription ratios [leaf, spine]");
+    if (items.empty() || items.size() > 2)
+      o.fail("one or two oversubscription ratios [leaf, spine]");
     spec.leaf_oversubscription = items[0].as_double(1, 1024);
     if (items.size() == 2) spec.spine_oversubscription = items[1].as_double(1, 1024);
   } else {
@@ -208,8 +214,8 @@ FatTreeSpec read_fat_tree_spec(const ParamReader& p) {
 }
 
 void register_fat_tree_builders(BuilderRegistry& registry) {
-  std::vector<ParamSpec> params = fat_tree_param_specs("2", "64", "400Gbps", "false", "130ns",
-                                                       "false");
+  std::vector<ParamSpec> params =
+      fat_tree_param_specs("2", "64", "400Gbps", "false", "130ns", "false");
   params.push_back({"hosts", "32", "hosts; each has nics_per_host accelerators with one NIC each"});
   params.push_back({"nics_per_host", "1", "accelerators (and NICs) per host"});
   // PCIe 5.0 x16: 32 GT/s x 16 lanes, 128b/130b encoding = 63 GB/s per direction (PCI-SIG).
@@ -230,7 +236,8 @@ void register_fat_tree_builders(BuilderRegistry& registry) {
         for (std::size_t h = 0; h < num_hosts; ++h) {
           std::vector<NodeId> members;
           for (std::size_t i = 0; i < nics; ++i) {
-            const NodeId gpu = b.add_node(fmt::format("host{}.gpu{}", h, i), NodeKind::kAccelerator);
+            const NodeId gpu =
+                b.add_node(fmt::format("host{}.gpu{}", h, i), NodeKind::kAccelerator);
             const NodeId nic = b.add_node(fmt::format("host{}.nic{}", h, i), NodeKind::kNic,
                                           NodeOptions{false, std::nullopt, gpu});
             b.add_duplex(gpu, nic, pcie, pcie_latency, pcie_class);

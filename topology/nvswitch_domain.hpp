@@ -4,9 +4,9 @@
 // The NVSwitch chips are modeled as ONE logical switch vertex ("<domain>.nvswitch") with one duplex
 // link per GPU carrying the GPU's full NVLink bandwidth per direction. This is exact for flow-level
 // sharing: every GPU spreads its NVLink ports over all the physical NVSwitch chips and every
-// transfer uses all of them in parallel, so the chips behave as one non-blocking crossbar whose only
-// constraints are the GPUs' own NVLink bandwidths. The vertex is flagged for in-network reduction
-// when the chips support NVLink SHARP (NVLS, third-generation NVSwitch and later).
+// transfer uses all of them in parallel, so the chips behave as one non-blocking crossbar whose
+// only constraints are the GPUs' own NVLink bandwidths. The vertex is flagged for in-network
+// reduction when the chips support NVLink SHARP (NVLS, third-generation NVSwitch and later).
 #pragma once
 
 #include <string>
@@ -17,17 +17,17 @@
 namespace stepsim::topology {
 
 struct NvSwitchDomainSpec {
-  std::string gpu_name = "gpu";           // vertex names: "<node>.gpu3"
-  int nodes = 1;                          // servers or compute trays in the domain
+  std::string gpu_name = "gpu";  // vertex names: "<node>.gpu3"
+  int nodes = 1;                 // servers or compute trays in the domain
   int gpus_per_node = 8;
-  int cpus_per_node = 0;                  // Grace CPUs on the GPUs' NVLink-C2C (GB200)
-  BytesPerSecond cpu_link;                // CPU-GPU link, per direction
-  int nvswitch_chips = 4;                 // physical chips the logical switch stands for
-  BytesPerSecond nvlink_per_gpu;          // per direction
-  Time nvlink_latency;                    // GPU -> switch, and switch -> GPU
+  int cpus_per_node = 0;          // Grace CPUs on the GPUs' NVLink-C2C (GB200)
+  BytesPerSecond cpu_link;        // CPU-GPU link, per direction
+  int nvswitch_chips = 4;         // physical chips the logical switch stands for
+  BytesPerSecond nvlink_per_gpu;  // per direction
+  Time nvlink_latency;            // GPU -> switch, and switch -> GPU
   bool nvls = true;
-  bool nics = true;                       // one NIC per GPU
-  BytesPerSecond pcie_bandwidth;          // GPU-NIC link, per direction
+  bool nics = true;               // one NIC per GPU
+  BytesPerSecond pcie_bandwidth;  // GPU-NIC link, per direction
   Time pcie_latency;
 };
 

@@ -45,15 +45,17 @@ std::vector<Machine> machines() {
   // links x 25 GB/s = 300 GB/s per direction per GPU (600 GB/s bidirectional) through 6
   // second-generation NVSwitch chips (no NVLS); 8 ConnectX-6 200 Gb/s HDR InfiniBand NICs for
   // compute (the 2 storage NICs are not modeled); GPUs and NICs on PCIe 4.0 switches.
-  m.push_back({"dgx-a100", "DGX A100: 8 A100, NVLink3 300 GB/s per GPU per direction, 6 NVSwitch, "
-                           "8x 200G HDR",
+  m.push_back({"dgx-a100",
+               "DGX A100: 8 A100, NVLink3 300 GB/s per GPU per direction, 6 NVSwitch, "
+               "8x 200G HDR",
                dgx(300, 6, false, 31.5), "200Gbps"});
   // DGX H100 (NVIDIA DGX H100 user guide / DGX SuperPOD H100 reference architecture): 8 H100 GPUs,
   // 18 NVLink4 links x 25 GB/s per direction = 450 GB/s per direction per GPU (900 GB/s
   // bidirectional) through 4 third-generation NVSwitch chips with NVLink SHARP; 8 ConnectX-7
   // 400 Gb/s NDR NICs; PCIe 5.0.
-  m.push_back({"dgx-h100", "DGX H100: 8 H100, NVLink4 450 GB/s per GPU per direction, 4 NVSwitch "
-                           "(NVLS), 8x 400G NDR",
+  m.push_back({"dgx-h100",
+               "DGX H100: 8 H100, NVLink4 450 GB/s per GPU per direction, 4 NVSwitch "
+               "(NVLS), 8x 400G NDR",
                dgx(450, 4, true, 63), "400Gbps"});
   // DGX H200 (NVIDIA DGX H200 datasheet): same NVLink4/NVSwitch fabric and ConnectX-7 NICs as
   // DGX H100; only the GPU memory differs.
@@ -62,8 +64,9 @@ std::vector<Machine> machines() {
   // DGX B200 (NVIDIA DGX B200 datasheet): 8 B200 GPUs, NVLink5 18 links x 50 GB/s = 900 GB/s per
   // direction per GPU (1.8 TB/s bidirectional) through 2 NVLink5 switch chips with NVLS;
   // 8 ConnectX-7 400 Gb/s NICs (4 OSFP ports); PCIe 5.0.
-  m.push_back({"dgx-b200", "DGX B200: 8 B200, NVLink5 900 GB/s per GPU per direction, 2 NVSwitch "
-                           "(NVLS), 8x 400G",
+  m.push_back({"dgx-b200",
+               "DGX B200: 8 B200, NVLink5 900 GB/s per GPU per direction, 2 NVSwitch "
+               "(NVLS), 8x 400G",
                dgx(900, 2, true, 63), "400Gbps"});
   // GB200 NVL72 (NVIDIA GB200 NVL72 product page and datasheet): 72 Blackwell GPUs and 36 Grace
   // CPUs in 18 compute trays (4 GPUs, 2 CPUs each); NVLink5 900 GB/s per direction per GPU
@@ -111,7 +114,8 @@ Topology build_cluster(const std::string& name, const Machine& machine, int coun
   for (int d = 0; d < count; ++d) {
     const std::string domain = spec.nodes == 1 ? fmt::format("node{}", d) : fmt::format("nvl{}", d);
     DomainBuild built = add_nvswitch_domain(b, spec, domain, domain + ".tray");
-    for (auto& h : built.hosts) hosts.push_back(std::move(h));
+    for (auto& h : built.hosts)
+      hosts.push_back(std::move(h));
   }
   FatTreeSpec fabric = read_fat_tree_spec(p);
   add_fat_tree(b, fabric, hosts, p);
@@ -136,10 +140,12 @@ void register_nvswitch_presets(BuilderRegistry& registry) {
   // 32 DGX H100 nodes; compute fabric of QM9700 switches (64 ports of 400 Gb/s NDR), rail-optimized
   // (NIC i of every node on rail i), non-blocking; QM9700 supports SHARPv3.
   {
-    std::vector<ParamSpec> params = fat_tree_param_specs("auto", "64", "400Gbps", "true",
-                                                         kIbLatency, "true");
-    params.insert(params.begin(), ParamSpec{"nodes", "32", "DGX H100 nodes (32 per scalable unit)"});
-    for (ParamSpec& s : machine_params()) params.push_back(s);
+    std::vector<ParamSpec> params =
+        fat_tree_param_specs("auto", "64", "400Gbps", "true", kIbLatency, "true");
+    params.insert(params.begin(),
+                  ParamSpec{"nodes", "32", "DGX H100 nodes (32 per scalable unit)"});
+    for (ParamSpec& s : machine_params())
+      params.push_back(s);
     registry.add(BuilderEntry{
         "dgx-h100-superpod", BuilderEntry::Category::kPreset,
         "DGX SuperPOD: DGX H100 nodes on a rail-optimized 400G NDR fat-tree of 64-port QM9700",
@@ -153,10 +159,12 @@ void register_nvswitch_presets(BuilderRegistry& registry) {
   // scalable units of 20 DGX A100 nodes; rail-optimized HDR 200 Gb/s InfiniBand fabric of 40-port
   // QM8700 switches, non-blocking; SHARPv2 capable.
   {
-    std::vector<ParamSpec> params = fat_tree_param_specs("auto", "40", "200Gbps", "true",
-                                                         kIbLatency, "true");
-    params.insert(params.begin(), ParamSpec{"nodes", "20", "DGX A100 nodes (20 per scalable unit)"});
-    for (ParamSpec& s : machine_params()) params.push_back(s);
+    std::vector<ParamSpec> params =
+        fat_tree_param_specs("auto", "40", "200Gbps", "true", kIbLatency, "true");
+    params.insert(params.begin(),
+                  ParamSpec{"nodes", "20", "DGX A100 nodes (20 per scalable unit)"});
+    for (ParamSpec& s : machine_params())
+      params.push_back(s);
     registry.add(BuilderEntry{
         "selene", BuilderEntry::Category::kPreset,
         "Selene-style DGX SuperPOD: DGX A100 nodes on a rail-optimized 200G HDR fat-tree of "
@@ -169,24 +177,27 @@ void register_nvswitch_presets(BuilderRegistry& registry) {
   }
   // Generic composition: any NVLink machine above, `nodes` times, on a fat-tree.
   {
-    std::vector<ParamSpec> params = fat_tree_param_specs("auto", "64", "400Gbps", "true",
-                                                         kIbLatency, "false");
+    std::vector<ParamSpec> params =
+        fat_tree_param_specs("auto", "64", "400Gbps", "true", kIbLatency, "false");
     params.insert(params.begin(), ParamSpec{"nodes", "2", "scale-up domains (machines or racks)"});
-    params.insert(params.begin(),
-                  ParamSpec{"machine", "dgx-h100",
-                            "scale-up domain: dgx-a100, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72"});
-    for (ParamSpec& s : machine_params()) params.push_back(s);
-    registry.add(BuilderEntry{
-        "cluster", BuilderEntry::Category::kBuilder,
-        "NVLink scale-up domains joined by a fat-tree through one NIC per GPU", params,
-        [](const ParamReader& p) {
-          const auto all = machines();
-          std::vector<std::string> names;
-          for (const Machine& m : all) names.push_back(m.name);
-          const std::string machine = p.at("machine").as_choice(names);
-          return build_cluster("cluster", *find_machine(all, machine),
-                               static_cast<int>(p.integer("nodes", 1, 100'000)), p);
-        }});
+    params.insert(
+        params.begin(),
+        ParamSpec{"machine", "dgx-h100",
+                  "scale-up domain: dgx-a100, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72"});
+    for (ParamSpec& s : machine_params())
+      params.push_back(s);
+    registry.add(
+        BuilderEntry{"cluster", BuilderEntry::Category::kBuilder,
+                     "NVLink scale-up domains joined by a fat-tree through one NIC per GPU", params,
+                     [](const ParamReader& p) {
+                       const auto all = machines();
+                       std::vector<std::string> names;
+                       for (const Machine& m : all)
+                         names.push_back(m.name);
+                       const std::string machine = p.at("machine").as_choice(names);
+                       return build_cluster("cluster", *find_machine(all, machine),
+                                            static_cast<int>(p.integer("nodes", 1, 100'000)), p);
+                     }});
   }
 }
 

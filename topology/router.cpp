@@ -1,7 +1,7 @@
 #include "topology/router.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -55,7 +55,8 @@ Router::Router(const Topology& topology, RouterOptions options)
   for (std::uint32_t g = 0; g < topology.groups().size(); ++g) {
     const Group& group = topology.group(g);
     if (group.kind != GroupKind::kScaleUp) continue;
-    for (NodeId member : group.members) local_index_[member.value()] = region_size_[g]++;
+    for (NodeId member : group.members)
+      local_index_[member.value()] = region_size_[g]++;
   }
   counts_.assign(n, kUnknown);
 }
@@ -199,9 +200,8 @@ void Router::walk_hash(const Segment& segment, std::uint64_t seed, Path& path) {
   for (std::uint64_t hop = 0; at != segment.to; ++hop) {
     next_links(segment, at, next);
     if (next.empty()) {
-      throw std::invalid_argument(fmt::format("no route from '{}' to '{}'",
-                                              topology_.name(segment.from),
-                                              topology_.name(segment.to)));
+      throw std::invalid_argument(fmt::format(
+          "no route from '{}' to '{}'", topology_.name(segment.from), topology_.name(segment.to)));
     }
     const LinkIndex chosen = next.size() == 1 ? next[0] : next[mix(seed + hop) % next.size()];
     path.push_back(chosen);
@@ -216,7 +216,8 @@ std::uint64_t Router::count_paths(const Segment& segment, NodeId at) {
   std::vector<LinkIndex> next;
   next_links(segment, at, next);
   std::uint64_t total = 0;
-  for (LinkIndex l : next) total = saturating_add(total, count_paths(segment, topology_.target(l)));
+  for (LinkIndex l : next)
+    total = saturating_add(total, count_paths(segment, topology_.target(l)));
   counts_[at.value()] = total;
   counted_.push_back(at.value());
   return total;
@@ -242,12 +243,13 @@ void Router::unrank(const Segment& segment, std::uint64_t rank, Path& path) {
 }
 
 Path Router::route(NodeId source, NodeId destination, std::uint64_t flow_key) {
-  const std::uint64_t seed = mix(mix(source.value()) ^ (std::uint64_t{destination.value()} << 32) ^
-                                 mix(flow_key));
+  const std::uint64_t seed =
+      mix(mix(source.value()) ^ (std::uint64_t{destination.value()} << 32) ^ mix(flow_key));
   std::vector<Segment> segments;
   plan(source, destination, static_cast<std::size_t>(mix(seed ^ 0x5eed)), segments);
   Path path;
-  for (std::size_t i = 0; i < segments.size(); ++i) walk_hash(segments[i], seed + 977 * i, path);
+  for (std::size_t i = 0; i < segments.size(); ++i)
+    walk_hash(segments[i], seed + 977 * i, path);
   return path;
 }
 
@@ -272,8 +274,8 @@ Routes Router::spread(NodeId source, NodeId destination) {
     std::uint64_t total = 1;
     if (dag < segments.size()) total = count_paths(segments[dag], segments[dag].from);
     if (total == 0) {
-      throw std::invalid_argument(fmt::format("no route from '{}' to '{}'",
-                                              topology_.name(source), topology_.name(destination)));
+      throw std::invalid_argument(fmt::format("no route from '{}' to '{}'", topology_.name(source),
+                                              topology_.name(destination)));
     }
     result.equal_cost_paths = saturating_add(result.equal_cost_paths, total);
     const std::uint64_t take = std::min<std::uint64_t>(total, per_choice);
@@ -289,7 +291,8 @@ Routes Router::spread(NodeId source, NodeId destination) {
       }
       result.paths.push_back(std::move(path));
     }
-    for (std::uint32_t v : counted_) counts_[v] = kUnknown;
+    for (std::uint32_t v : counted_)
+      counts_[v] = kUnknown;
     counted_.clear();
   }
   return result;

@@ -38,12 +38,12 @@ namespace stepsim::topology {
 enum class EcmpMode : std::uint8_t { kHash, kSpread };
 
 struct RouterOptions {
-  std::size_t max_paths = 64;               // spread mode: at most this many paths per flow
-  std::size_t cache_bytes = 64ull << 20;    // distance tables kept, in bytes
+  std::size_t max_paths = 64;             // spread mode: at most this many paths per flow
+  std::size_t cache_bytes = 64ull << 20;  // distance tables kept, in bytes
 };
 
 struct Routes {
-  std::vector<Path> paths;          // equal shares: each carries 1/paths.size() of the flow
+  std::vector<Path> paths;             // equal shares: each carries 1/paths.size() of the flow
   std::uint64_t equal_cost_paths = 0;  // all equal-cost paths (saturates at 2^64-1)
 };
 

@@ -1,7 +1,7 @@
 #include "topology/topology.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 namespace stepsim::topology {
 
@@ -35,13 +35,23 @@ std::optional<NodeId> Topology::find_node(std::string_view name) const {
 }
 
 std::size_t Topology::count(NodeKind kind) const {
-  return static_cast<std::size_t>(
-      std::count_if(nodes_.begin(), nodes_.end(), [kind](const NodeInfo& n) { return n.kind == kind; }));
+  return static_cast<std::size_t>(std::count_if(
+      nodes_.begin(), nodes_.end(), [kind](const NodeInfo& n) { return n.kind == kind; }));
 }
 
 BytesPerSecond Topology::effective_bandwidth(LinkIndex id) const {
   const LinkInfo& l = links_[id.value()];
   return l.bandwidth * classes_[l.link_class].efficiency;
+}
+
+bool Topology::set_efficiency(std::string_view link_class, double efficiency) {
+  for (LinkClass& c : classes_) {
+    if (c.name == link_class) {
+      c.efficiency = efficiency;
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string Topology::describe(LinkIndex id) const {

@@ -1,13 +1,13 @@
-// A cluster's network as a directed graph: vertices are accelerators (GPU/NPU packages), their dies,
-// CPUs, NICs and switches; edges are directed links with a bandwidth (bytes per second, per
+// A cluster's network as a directed graph: vertices are accelerators (GPU/NPU packages), their
+// dies, CPUs, NICs and switches; edges are directed links with a bandwidth (bytes per second, per
 // direction, the line rate) and a latency (the time a byte needs to cross the link and enter the
 // next device). A full-duplex cable is two links.
 //
-// Identifiers are dense: NodeId 0..num_nodes()-1 and LinkIndex 0..num_links()-1, so the flow network
-// can keep per-link state in plain arrays. Links are numbered by source node (all links leaving node
-// 0 first), which is the edge order of the Boost.Graph compressed-sparse-row graph that stores the
-// structure: `graph()` is usable with every Boost.Graph algorithm, and the edge_index of an edge is
-// its LinkIndex.
+// Identifiers are dense: NodeId 0..num_nodes()-1 and LinkIndex 0..num_links()-1, so the flow
+// network can keep per-link state in plain arrays. Links are numbered by source node (all links
+// leaving node 0 first), which is the edge order of the Boost.Graph compressed-sparse-row graph
+// that stores the structure: `graph()` is usable with every Boost.Graph algorithm, and the
+// edge_index of an edge is its LinkIndex.
 //
 // Nodes keep their groups (node, rack, pod, plane, scale-up domain; at most one of each kind), so
 // workloads can place ranks and reports can name a link "node12.gpu3 -> leaf5". Rank r runs on
@@ -49,8 +49,8 @@ struct NodeInfo {
   NodeKind kind = NodeKind::kSwitch;
   // The switch can reduce data in the network (NVSwitch NVLS, InfiniBand SHARP).
   bool in_network_reduction = false;
-  // The node may carry traffic between two other nodes. Switches, NICs, dies and CPUs do by default;
-  // accelerators only in direct networks (torus, full mesh).
+  // The node may carry traffic between two other nodes. Switches, NICs, dies and CPUs do by
+  // default; accelerators only in direct networks (torus, full mesh).
   bool forwards = true;
   // The accelerator a die or a dedicated NIC belongs to; invalid otherwise.
   NodeId owner;
@@ -92,7 +92,7 @@ struct ClosLabel {
 
 // One switch tier of a fat-tree, as the analysis reports it.
 struct FabricTier {
-  std::string name;         // "leaf", "spine", "core"
+  std::string name;  // "leaf", "spine", "core"
   std::size_t switches = 0;
   std::size_t down_links = 0;  // in use, summed over the tier
   std::size_t up_links = 0;    // summed over the tier (0 at the top)
@@ -144,6 +144,9 @@ class Topology {
     return classes_[links_[id.value()].link_class];
   }
   const std::vector<LinkClass>& link_classes() const { return classes_; }
+  // Sets the efficiency (0, 1] of a link class; false when there is no class of that name. Part of
+  // loading (load_topology applies `efficiency:`), not meant to change while routes are in use.
+  bool set_efficiency(std::string_view link_class, double efficiency);
   // "node12.gpu3 -> leaf5"
   std::string describe(LinkIndex id) const;
 
@@ -153,7 +156,8 @@ class Topology {
     std::uint32_t count = 0;
   };
   LinkRange out_links(NodeId node) const {
-    return {out_offsets_[node.value()], out_offsets_[node.value() + 1] - out_offsets_[node.value()]};
+    return {out_offsets_[node.value()],
+            out_offsets_[node.value() + 1] - out_offsets_[node.value()]};
   }
   // Links entering `node`.
   std::span<const LinkIndex> in_links(NodeId node) const {

@@ -1,8 +1,8 @@
 #include "topology/topology_builder.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <deque>
-#include <fmt/format.h>
 #include <stdexcept>
 
 #include "sim/common/input_error.hpp"
@@ -15,7 +15,8 @@ constexpr std::uint32_t kNone = NodeId::kInvalid;
 // Nodes reached from `start` following links forward (or backward), entering any node but
 // continuing only from `start` and from nodes that forward. `allowed` (when not empty) restricts
 // the search to the nodes marked true.
-std::vector<bool> reach(const std::vector<NodeInfo>& nodes, const std::vector<std::uint32_t>& offsets,
+std::vector<bool> reach(const std::vector<NodeInfo>& nodes,
+                        const std::vector<std::uint32_t>& offsets,
                         const std::vector<LinkIndex>& order, const std::vector<LinkInfo>& links,
                         NodeId start, bool backward, const std::vector<bool>& allowed) {
   std::vector<bool> seen(nodes.size(), false);
@@ -83,9 +84,10 @@ void TopologyBuilder::add_link(NodeId from, NodeId to, BytesPerSecond bandwidth,
     throw std::logic_error(fmt::format("topology '{}': bad link endpoints", name_));
   }
   if (!(bandwidth.value() > 0) || latency < Time::zero() || link_class >= classes_.size()) {
-    throw std::logic_error(fmt::format("topology '{}': link {} -> {} has a bad bandwidth, latency "
-                                       "or class",
-                                       name_, nodes_[from.value()].name, nodes_[to.value()].name));
+    throw std::logic_error(
+        fmt::format("topology '{}': link {} -> {} has a bad bandwidth, latency "
+                    "or class",
+                    name_, nodes_[from.value()].name, nodes_[to.value()].name));
   }
   links_.push_back(LinkInfo{from, to, bandwidth, latency, link_class});
 }
@@ -134,16 +136,20 @@ Topology TopologyBuilder::build() && {
 
   // Number links by source (stable), the edge order of the compressed-sparse-row graph.
   t.out_offsets_.assign(n + 1, 0);
-  for (const LinkInfo& l : links_) ++t.out_offsets_[l.source.value() + 1];
-  for (std::size_t v = 0; v < n; ++v) t.out_offsets_[v + 1] += t.out_offsets_[v];
+  for (const LinkInfo& l : links_)
+    ++t.out_offsets_[l.source.value() + 1];
+  for (std::size_t v = 0; v < n; ++v)
+    t.out_offsets_[v + 1] += t.out_offsets_[v];
   t.links_.resize(m);
   {
     std::vector<std::uint32_t> next(t.out_offsets_.begin(), t.out_offsets_.end() - 1);
-    for (const LinkInfo& l : links_) t.links_[next[l.source.value()]++] = l;
+    for (const LinkInfo& l : links_)
+      t.links_[next[l.source.value()]++] = l;
   }
   std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
   edges.reserve(m);
-  for (const LinkInfo& l : t.links_) edges.emplace_back(l.source.value(), l.target.value());
+  for (const LinkInfo& l : t.links_)
+    edges.emplace_back(l.source.value(), l.target.value());
   t.graph_ = Graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(),
                    static_cast<std::uint32_t>(n));
   for (std::uint32_t v = 0; v < n; ++v) {
@@ -155,8 +161,10 @@ Topology TopologyBuilder::build() && {
     }
   }
   t.in_offsets_.assign(n + 1, 0);
-  for (const LinkInfo& l : t.links_) ++t.in_offsets_[l.target.value() + 1];
-  for (std::size_t v = 0; v < n; ++v) t.in_offsets_[v + 1] += t.in_offsets_[v];
+  for (const LinkInfo& l : t.links_)
+    ++t.in_offsets_[l.target.value() + 1];
+  for (std::size_t v = 0; v < n; ++v)
+    t.in_offsets_[v + 1] += t.in_offsets_[v];
   t.in_links_.resize(m);
   {
     std::vector<std::uint32_t> next(t.in_offsets_.begin(), t.in_offsets_.end() - 1);
@@ -172,8 +180,8 @@ Topology TopologyBuilder::build() && {
     t.accelerators_.emplace_back(v);
   }
   if (t.accelerators_.empty()) {
-    throw InputError(fmt::format("topology '{}' has no accelerators (nodes of kind 'accelerator')",
-                                 name_));
+    throw InputError(
+        fmt::format("topology '{}' has no accelerators (nodes of kind 'accelerator')", name_));
   }
   // NIC attachments: a NIC linked in both directions to the accelerator.
   t.nic_offsets_.assign(t.accelerators_.size() + 1, 0);
@@ -182,7 +190,8 @@ Topology TopologyBuilder::build() && {
     for (std::uint32_t i = t.out_offsets_[v]; i < t.out_offsets_[v + 1]; ++i) {
       const NodeId nic = t.links_[i].target;
       if (nodes_[nic.value()].kind != NodeKind::kNic) continue;
-      for (std::uint32_t j = t.out_offsets_[nic.value()]; j < t.out_offsets_[nic.value() + 1]; ++j) {
+      for (std::uint32_t j = t.out_offsets_[nic.value()]; j < t.out_offsets_[nic.value() + 1];
+           ++j) {
         if (t.links_[j].target.value() == v) {
           t.nic_attachments_.push_back(NicAttachment{nic, LinkIndex(i), LinkIndex(j)});
           break;
@@ -200,7 +209,8 @@ Topology TopologyBuilder::build() && {
     const NodeId first = t.accelerators_.front();
     // Build the link order views the search uses: by source for forward, by target for backward.
     std::vector<LinkIndex> by_source(m);
-    for (std::uint32_t i = 0; i < m; ++i) by_source[i] = LinkIndex(i);
+    for (std::uint32_t i = 0; i < m; ++i)
+      by_source[i] = LinkIndex(i);
     const auto fwd = reach(nodes_, t.out_offsets_, by_source, t.links_, first, false, none);
     const auto bwd = reach(nodes_, t.in_offsets_, t.in_links_, t.links_, first, true, none);
     for (NodeId a : t.accelerators_) {

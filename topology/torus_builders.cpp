@@ -1,4 +1,4 @@
 #include "topology/builder_registry.hpp"
 namespace stepsim::topology {
 void register_torus_builders(BuilderRegistry&) {}
-}
+}  // namespace stepsim::topology

@@ -464,6 +464,7 @@ void FlowNetwork::solve() {
   // The component as a problem with local indices.
   const std::size_t nl = comp_links_.size();
   const std::size_t nc = comp_classes_.size();
+  classes_solved_ += nc;
   local_capacity_.resize(nl);
   for (std::size_t j = 0; j < nl; ++j) {
     link_local_[comp_links_[j]] = static_cast<std::uint32_t>(j);
@@ -494,6 +495,7 @@ void FlowNetwork::solve() {
       settle_class(c, now_ps);
       c.rate = rate;
       update_drain_end(cls);
+      ++rate_updates_;
     }
     const double class_load = static_cast<double>(c.flows) * c.rate;
     for (std::uint32_t k = local_offsets_[i]; k < local_offsets_[i + 1]; ++k) {

@@ -122,6 +122,9 @@ class FlowNetwork : private Simulator::InstantEndListener {
 
   // Number of max-min solves run so far (one per instant with changes).
   std::uint64_t solves() const { return solves_; }
+  // Number of class rates the solves changed, and the classes they covered (work measures).
+  std::uint64_t rate_updates() const { return rate_updates_; }
+  std::uint64_t classes_solved() const { return classes_solved_; }
 
   // Checks the invariants and throws std::logic_error naming the first broken one: no link above
   // its bandwidth (relative 1e-9), link loads equal the sum of their flows' rates, rates finite and
@@ -234,6 +237,8 @@ class FlowNetwork : private Simulator::InstantEndListener {
   bool solve_requested_ = false;
   std::uint32_t stamp_ = 0;
   std::uint64_t solves_ = 0;
+  std::uint64_t rate_updates_ = 0;
+  std::uint64_t classes_solved_ = 0;
   MaxMinSolver solver_;
   std::vector<std::uint32_t> comp_links_;
   std::vector<std::uint32_t> comp_classes_;

@@ -4,15 +4,6 @@
 #include <cassert>
 
 namespace stepsim::engine {
-namespace {
-
-// Min-heap order on (share, link): the smallest fair share first, ties by link index.
-bool heap_after(double share_a, std::uint32_t link_a, double share_b, std::uint32_t link_b) {
-  return share_a > share_b || (share_a == share_b && link_a > link_b);
-}
-
-}  // namespace
-
 void MaxMinSolver::solve(std::span<const double> link_capacity,
                          std::span<const std::uint32_t> class_flows,
                          std::span<const std::uint32_t> path_offsets,
@@ -24,7 +15,6 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
 
   remaining_.assign(link_capacity.begin(), link_capacity.end());
   unfrozen_.assign(links, 0);
-  version_.assign(links, 0);
   touched_mark_.assign(links, 0);
   link_offsets_.assign(links + 1, 0);
   frozen_.assign(classes, 0);
@@ -48,55 +38,125 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
   }
   touched_.clear();
 
-  auto heap_less = [](const HeapEntry& a, const HeapEntry& b) {
-    return heap_after(a.share, a.link, b.share, b.link);
-  };
+  // A link crossed by one class only (its path lists it once) can only ever limit that class, and
+  // its fair share stays capacity / flows until the class freezes: it becomes a cap on the class
+  // instead of a heap entry. In sparse traffic most links are such private links, and the heap
+  // shrinks to the shared ones.
+  caps_.clear();
+  share_.resize(links);
+  heap_pos_.assign(links, kAbsent);
   heap_.clear();
   for (std::uint32_t l = 0; l < links; ++l) {
-    if (unfrozen_[l] > 0) {
-      heap_.push_back({remaining_[l] / static_cast<double>(unfrozen_[l]), l, 0});
+    if (unfrozen_[l] == 0) continue;
+    share_[l] = remaining_[l] / static_cast<double>(unfrozen_[l]);
+    if (link_offsets_[l + 1] - link_offsets_[l] == 1) {
+      caps_.push_back({share_[l], link_classes_[link_offsets_[l]]});
+    } else {
+      heap_pos_[l] = static_cast<std::uint32_t>(heap_.size());
+      heap_.push_back(l);
     }
   }
-  std::make_heap(heap_.begin(), heap_.end(), heap_less);
+  for (std::size_t i = heap_.size() / 2; i-- > 0;)
+    sift_down(static_cast<std::uint32_t>(i));
+  std::sort(caps_.begin(), caps_.end(), [](const Cap& a, const Cap& b) {
+    return a.share < b.share || (a.share == b.share && a.cls < b.cls);
+  });
 
   double level = 0.0;
   std::uint32_t stamp = 0;
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), heap_less);
-    const HeapEntry top = heap_.back();
-    heap_.pop_back();
-    const std::uint32_t l = top.link;
-    if (top.version != version_[l] || unfrozen_[l] == 0) continue;
+  auto freeze = [&](std::uint32_t c) {
+    frozen_[c] = 1;
+    rate[c] = level;
+    const double n = static_cast<double>(class_flows[c]);
+    for (std::uint32_t p = path_offsets[c]; p < path_offsets[c + 1]; ++p) {
+      const std::uint32_t l2 = path_links[p];
+      remaining_[l2] -= n * level;
+      unfrozen_[l2] -= class_flows[c];
+      if (touched_mark_[l2] != stamp) {
+        touched_mark_[l2] = stamp;
+        touched_.push_back(l2);
+      }
+    }
+  };
+  std::size_t next_cap = 0;
+  for (;;) {
+    while (next_cap < caps_.size() && frozen_[caps_[next_cap].cls] != 0)
+      ++next_cap;
+    const bool have_cap = next_cap < caps_.size();
+    if (!have_cap && heap_.empty()) break;
+    ++stamp;
     // In exact arithmetic shares only grow as the water rises; rounding may make a later share a
     // hair lower than the level reached, which the max() absorbs.
-    level = std::max(level, top.share);
-    ++stamp;
-    for (std::uint32_t k = link_offsets_[l]; k < link_offsets_[l + 1]; ++k) {
-      const std::uint32_t c = link_classes_[k];
-      if (frozen_[c] != 0) continue;
-      frozen_[c] = 1;
-      rate[c] = level;
-      const double n = static_cast<double>(class_flows[c]);
-      for (std::uint32_t p = path_offsets[c]; p < path_offsets[c + 1]; ++p) {
-        const std::uint32_t l2 = path_links[p];
-        remaining_[l2] -= n * level;
-        unfrozen_[l2] -= class_flows[c];
-        if (touched_mark_[l2] != stamp) {
-          touched_mark_[l2] = stamp;
-          touched_.push_back(l2);
-        }
+    if (have_cap && (heap_.empty() || caps_[next_cap].share <= share_[heap_[0]])) {
+      level = std::max(level, caps_[next_cap].share);
+      freeze(caps_[next_cap].cls);
+      ++next_cap;
+    } else {
+      const std::uint32_t l = heap_[0];
+      remove_at(0);
+      level = std::max(level, share_[l]);
+      for (std::uint32_t k = link_offsets_[l]; k < link_offsets_[l + 1]; ++k) {
+        if (frozen_[link_classes_[k]] == 0) freeze(link_classes_[k]);
       }
     }
     for (const std::uint32_t l2 : touched_) {
-      ++version_[l2];
-      if (unfrozen_[l2] > 0) {
-        const double share = std::max(remaining_[l2], 0.0) / static_cast<double>(unfrozen_[l2]);
-        heap_.push_back({share, l2, version_[l2]});
-        std::push_heap(heap_.begin(), heap_.end(), heap_less);
+      if (heap_pos_[l2] == kAbsent) continue;  // a private link, or the link just popped
+      if (unfrozen_[l2] == 0) {
+        remove_at(heap_pos_[l2]);
+      } else {
+        share_[l2] = std::max(remaining_[l2], 0.0) / static_cast<double>(unfrozen_[l2]);
+        sift_up(heap_pos_[l2]);
+        sift_down(heap_pos_[l2]);
       }
     }
     touched_.clear();
   }
+}
+
+bool MaxMinSolver::before(std::uint32_t a, std::uint32_t b) const {
+  return share_[a] < share_[b] || (share_[a] == share_[b] && a < b);
+}
+
+void MaxMinSolver::remove_at(std::uint32_t pos) {
+  const std::uint32_t gone = heap_[pos];
+  heap_pos_[gone] = kAbsent;
+  const std::uint32_t last = heap_.back();
+  heap_.pop_back();
+  if (pos < heap_.size()) {
+    heap_[pos] = last;
+    heap_pos_[last] = pos;
+    sift_up(pos);
+    sift_down(heap_pos_[last]);
+  }
+}
+
+void MaxMinSolver::sift_up(std::uint32_t pos) {
+  const std::uint32_t l = heap_[pos];
+  while (pos > 0) {
+    const std::uint32_t parent = (pos - 1) / 2;
+    if (!before(l, heap_[parent])) break;
+    heap_[pos] = heap_[parent];
+    heap_pos_[heap_[pos]] = pos;
+    pos = parent;
+  }
+  heap_[pos] = l;
+  heap_pos_[l] = pos;
+}
+
+void MaxMinSolver::sift_down(std::uint32_t pos) {
+  const std::uint32_t l = heap_[pos];
+  const auto n = static_cast<std::uint32_t>(heap_.size());
+  for (;;) {
+    std::uint32_t child = 2 * pos + 1;
+    if (child >= n) break;
+    if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
+    if (!before(heap_[child], l)) break;
+    heap_[pos] = heap_[child];
+    heap_pos_[heap_[pos]] = pos;
+    pos = child;
+  }
+  heap_[pos] = l;
+  heap_pos_[l] = pos;
 }
 
 }  // namespace stepsim::engine

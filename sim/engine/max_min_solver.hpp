@@ -11,9 +11,10 @@
 // every other link they cross. Repeating until every class is frozen gives the unique max-min fair
 // allocation (Bertsekas & Gallager, Data Networks, 2nd ed., section 6.5.2).
 //
-// Cost: O(E log L) for E = sum of path lengths over classes and L links, using a heap of links
-// keyed by fair share with lazy invalidation. Ties between links of equal share are broken by link
-// index, so results never depend on anything but the input.
+// Cost: O(E log L) for E = sum of path lengths over classes and L links, using an indexed heap of
+// the shared links keyed by fair share (a link only one class crosses is a cap on that class). Ties
+// between links of equal share are broken by link index, so results never depend on anything but
+// the input.
 #pragma once
 
 #include <cstdint>
@@ -37,21 +38,29 @@ class MaxMinSolver {
              std::span<double> rate);
 
  private:
-  struct HeapEntry {
-    double share;
-    std::uint32_t link;
-    std::uint32_t version;
+  static constexpr std::uint32_t kAbsent = 0xffffffffu;
+  struct Cap {
+    double share;  // capacity / flows of a link that only this class crosses
+    std::uint32_t cls;
   };
+
+  // Heap order: smaller fair share first, ties by link index.
+  bool before(std::uint32_t a, std::uint32_t b) const;
+  void remove_at(std::uint32_t pos);
+  void sift_up(std::uint32_t pos);
+  void sift_down(std::uint32_t pos);
 
   std::vector<double> remaining_;            // per link: capacity not yet given to frozen flows
   std::vector<std::uint64_t> unfrozen_;      // per link: unfrozen flows crossing it
-  std::vector<std::uint32_t> version_;       // per link: bumped when its share changes
+  std::vector<double> share_;                // per link: remaining / unfrozen (the heap key)
+  std::vector<std::uint32_t> heap_pos_;      // per link: position in heap_, kAbsent when not there
   std::vector<std::uint32_t> link_offsets_;  // link -> classes (transpose of the paths)
   std::vector<std::uint32_t> link_classes_;
   std::vector<std::uint32_t> touched_;
   std::vector<std::uint32_t> touched_mark_;
   std::vector<std::uint8_t> frozen_;
-  std::vector<HeapEntry> heap_;
+  std::vector<Cap> caps_;            // sorted by share
+  std::vector<std::uint32_t> heap_;  // links
 };
 
 }  // namespace stepsim::engine

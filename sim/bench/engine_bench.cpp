@@ -1,0 +1,244 @@
+// Engine benchmarks: raw event throughput, an all-to-all on a two-level fat-tree, and flows
+// arriving over time. The fat-tree is built here directly from links (not with the topology
+// library), so the engine is measured alone. Figures: docs/performance.md.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "sim/engine/flow_network.hpp"
+#include "sim/engine/simulator.hpp"
+
+namespace stepsim::engine {
+namespace {
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// ---------------------------------------------------------------------------------------------
+// Event throughput: a "hold" model. `pending` events wait in the queue; each one, when it runs,
+// schedules the next at a pseudo-random later time, so every event is one schedule and one pop.
+
+void BM_EventHold(benchmark::State& state) {
+  const auto pending = static_cast<std::size_t>(state.range(0));
+  constexpr std::uint64_t kEvents = 4'000'000;
+  std::array<std::int64_t, 1024> delays{};
+  std::mt19937_64 rng(1);
+  for (auto& d : delays)
+    d = std::uniform_int_distribution<std::int64_t>(1, 1'000'000)(rng);
+  for (auto _ : state) {
+    Simulator sim;
+    std::uint64_t scheduled = 0;
+    struct Hold {
+      Simulator* sim;
+      std::uint64_t* scheduled;
+      const std::array<std::int64_t, 1024>* delays;
+      void operator()() const {
+        if (*scheduled < kEvents) {
+          sim->schedule_after(Time::ps((*delays)[*scheduled & 1023]), *this);
+          ++*scheduled;
+        }
+      }
+    };
+    for (std::size_t i = 0; i < pending; ++i) {
+      sim.schedule_at(Time::ps(delays[i & 1023]), Hold{&sim, &scheduled, &delays});
+      ++scheduled;
+    }
+    sim.run();
+    benchmark::DoNotOptimize(sim.now());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(kEvents) * state.iterations());
+}
+BENCHMARK(BM_EventHold)
+    ->Arg(16)
+    ->Arg(1024)
+    ->Arg(65536)
+    ->Arg(1 << 20)
+    ->Unit(benchmark::kMillisecond);
+
+// Schedule N events at random times, then pop them all.
+void BM_EventScheduleThenRun(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<std::int64_t> times(n);
+  std::mt19937_64 rng(2);
+  for (auto& t : times)
+    t = std::uniform_int_distribution<std::int64_t>(0, 1'000'000'000)(rng);
+  std::uint64_t sum = 0;
+  for (auto _ : state) {
+    Simulator sim;
+    for (const std::int64_t t : times)
+      sim.schedule_at(Time::ps(t), [&sum] { ++sum; });
+    sim.run();
+  }
+  benchmark::DoNotOptimize(sum);
+  state.SetItemsProcessed(static_cast<std::int64_t>(n) * state.iterations());
+}
+BENCHMARK(BM_EventScheduleThenRun)->Arg(1 << 10)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
+
+// ---------------------------------------------------------------------------------------------
+// A non-blocking two-level fat-tree: `leaves` leaf switches of `hosts_per_leaf` hosts each, and as
+// many spines as hosts per leaf; every cable is two directed links of `bandwidth`. The path from
+// host s to host d goes up to its leaf and, between leaves, through spine d mod spines.
+struct FatTree {
+  FatTree(FlowNetwork& net, int leaves_, int hosts_per_leaf_, BytesPerSecond bandwidth,
+          Time latency)
+      : leaves(leaves_), hosts_per_leaf(hosts_per_leaf_), spines(hosts_per_leaf_) {
+    const int hosts = leaves * hosts_per_leaf;
+    for (int h = 0; h < hosts; ++h)
+      up.push_back(net.add_link(bandwidth, latency));
+    for (int h = 0; h < hosts; ++h)
+      down.push_back(net.add_link(bandwidth, latency));
+    for (int l = 0; l < leaves; ++l) {
+      for (int s = 0; s < spines; ++s)
+        leaf_up.push_back(net.add_link(bandwidth, latency));
+    }
+    for (int s = 0; s < spines; ++s) {
+      for (int l = 0; l < leaves; ++l)
+        spine_down.push_back(net.add_link(bandwidth, latency));
+    }
+  }
+  int hosts() const { return leaves * hosts_per_leaf; }
+  // Writes the path into `out` and returns its length.
+  std::size_t path(int s, int d, std::array<LinkId, 4>& out) const {
+    const int ls = s / hosts_per_leaf;
+    const int ld = d / hosts_per_leaf;
+    if (ls == ld) {
+      out = {up[s], down[d], LinkId{}, LinkId{}};
+      return 2;
+    }
+    const int spine = d % spines;
+    out = {up[s], leaf_up[ls * spines + spine], spine_down[spine * leaves + ld], down[d]};
+    return 4;
+  }
+
+  int leaves;
+  int hosts_per_leaf;
+  int spines;
+  std::vector<LinkId> up, down, leaf_up, spine_down;
+};
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// All-to-all among the first `endpoints` hosts of a 32-leaf x 16-host fat-tree (512 hosts, 16
+// spines, 400 Gb/s links of 1 us): endpoints * (endpoints - 1) flows of 1 MiB (or uniform in
+// [1, 2] MiB when range(1) is 1), all started at time 0.
+void BM_AllToAll(benchmark::State& state) {
+  const int endpoints = static_cast<int>(state.range(0));
+  const bool uneven = state.range(1) != 0;
+  double simulated_s = 0;
+  std::uint64_t solves = 0;
+  std::size_t flows = 0;
+  std::uint64_t rate_updates = 0;
+  std::uint64_t classes_solved = 0;
+  for (auto _ : state) {
+    Simulator sim;
+    FlowNetwork net(sim);
+    const FatTree tree(net, 32, 16, BytesPerSecond::gigabits(400), Time::us(1));
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> factor(1.0, 2.0);
+    std::size_t done = 0;
+    std::array<LinkId, 4> path{};
+    for (int s = 0; s < endpoints; ++s) {
+      for (int d = 0; d < endpoints; ++d) {
+        if (s == d) continue;
+        const std::size_t len = tree.path(s, d, path);
+        const double bytes = uneven ? kMiB * factor(rng) : kMiB;
+        net.start_flow(s, d, Bytes(static_cast<std::int64_t>(bytes)),
+                       std::span<const LinkId>(path.data(), len),
+                       [&done](const FlowCompletion&) { ++done; });
+      }
+    }
+    flows = net.active_flows();
+    sim.run();
+    if (done != flows) state.SkipWithError("not every flow completed");
+    simulated_s = sim.now().seconds();
+    solves = net.solves();
+    rate_updates = net.rate_updates();
+    classes_solved = net.classes_solved();
+  }
+  state.counters["rate_updates"] = static_cast<double>(rate_updates);
+  state.counters["classes_solved"] = static_cast<double>(classes_solved);
+  state.counters["flows"] = static_cast<double>(flows);
+  state.counters["simulated_ms"] = simulated_s * 1e3;
+  state.counters["solves"] = static_cast<double>(solves);
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK(BM_AllToAll)
+    ->ArgsProduct({{64, 128, 256, 512}, {0, 1}})
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);
+
+// `range(0)` flows arrive one by one (Poisson) between random distinct hosts of a 32-leaf x
+// 32-host fat-tree (1,024 hosts, 32 spines, 400 Gb/s links of 1 us), sizes uniform in
+// [0.5, 1.5] MiB, at an offered load of 30% of every host's link. Arrivals are generated one
+// event at a time, so memory follows the active flows.
+void BM_Arrivals(benchmark::State& state) {
+  const auto total = static_cast<std::uint64_t>(state.range(0));
+  double simulated_s = 0;
+  std::uint64_t solves = 0;
+  std::size_t peak_active = 0;
+  for (auto _ : state) {
+    Simulator sim;
+    FlowNetwork net(sim);
+    const FatTree tree(net, 32, 32, BytesPerSecond::gigabits(400), Time::us(1));
+    const int hosts = tree.hosts();
+    const double per_host_rate = 0.3 * BytesPerSecond::gigabits(400).value() / kMiB;
+    std::mt19937_64 rng(4);
+    std::exponential_distribution<double> gap(per_host_rate * hosts);
+    std::uniform_int_distribution<int> host(0, hosts - 1);
+    std::uniform_real_distribution<double> size(0.5 * kMiB, 1.5 * kMiB);
+    std::uint64_t started = 0;
+    std::uint64_t done = 0;
+    std::array<LinkId, 4> path{};
+    struct Arrive {
+      std::function<void()>* body;
+      void operator()() const { (*body)(); }
+    };
+    std::function<void()> arrive = [&] {
+      const int s = host(rng);
+      int d = host(rng);
+      while (d == s)
+        d = host(rng);
+      const std::size_t len = tree.path(s, d, path);
+      net.start_flow(s, d, Bytes(static_cast<std::int64_t>(size(rng))),
+                     std::span<const LinkId>(path.data(), len),
+                     [&done](const FlowCompletion&) { ++done; });
+      peak_active = std::max(peak_active, net.active_flows());
+      if (++started < total) sim.schedule_after(Time::from_seconds(gap(rng)), Arrive{&arrive});
+    };
+    sim.schedule_at(Time::zero(), Arrive{&arrive});
+    sim.run();
+    if (done != total) state.SkipWithError("not every flow completed");
+    simulated_s = sim.now().seconds();
+    solves = net.solves();
+  }
+  state.counters["flows_per_s"] =
+      benchmark::Counter(static_cast<double>(total) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+  state.counters["simulated_ms"] = simulated_s * 1e3;
+  state.counters["solves"] = static_cast<double>(solves);
+  state.counters["peak_active"] = static_cast<double>(peak_active);
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK(BM_Arrivals)
+    ->Arg(4096)
+    ->Arg(16384)
+    ->Arg(65536)
+    ->Arg(262144)
+    ->Arg(1 << 20)
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);
+
+}  // namespace
+}  // namespace stepsim::engine
+
+BENCHMARK_MAIN();

@@ -1,0 +1,118 @@
+#include "topology/load_topology.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/common/input_error.hpp"
+#include "topology/graph_reader.hpp"
+
+namespace stepsim::topology {
+namespace {
+
+bool is_file_name(std::string_view text) {
+  return text.ends_with(".yaml") || text.ends_with(".yml");
+}
+
+void apply_efficiency(Topology& topology, const config::Node& map) {
+  std::vector<std::string> classes;
+  for (const LinkClass& c : topology.link_classes())
+    classes.push_back(c.name);
+  for (const auto& [name, value] : map.entries()) {
+    const double efficiency = value.as_double(1e-6, 1.0);
+    if (!topology.set_efficiency(name, efficiency)) {
+      const std::string suggestion = config::closest_match(name, classes);
+      value.fail_with(fmt::format(
+          "topology '{}' has no link class '{}'{}; its classes: {}", topology.name(), name,
+          suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion),
+          fmt::join(classes, ", ")));
+    }
+  }
+}
+
+// "name:key=value,key=value" -> (name, YAML map text).
+Topology build_spec(std::string_view spec, const config::Node& where,
+                    const BuilderRegistry& registry) {
+  const std::size_t colon = spec.find(':');
+  const std::string name(spec.substr(0, colon));
+  std::string yaml;
+  if (colon != std::string_view::npos) {
+    std::string_view rest = spec.substr(colon + 1);
+    while (!rest.empty()) {
+      // The next comma outside brackets: values may be YAML lists ("oversubscription=[3,3]").
+      std::size_t comma = std::string_view::npos;
+      int depth = 0;
+      for (std::size_t i = 0; i < rest.size() && comma == std::string_view::npos; ++i) {
+        if (rest[i] == '[' || rest[i] == '{') ++depth;
+        if (rest[i] == ']' || rest[i] == '}') --depth;
+        if (rest[i] == ',' && depth == 0) comma = i;
+      }
+      const std::string_view item = rest.substr(0, comma);
+      const std::size_t eq = item.find('=');
+      if (eq == std::string_view::npos || eq == 0) {
+        where.fail_with(
+            fmt::format("topology spec '{}': expected key=value, got '{}'", spec, item));
+      }
+      yaml += fmt::format("{}: {}\n", item.substr(0, eq), item.substr(eq + 1));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+  }
+  const config::Document params =
+      config::Document::parse(yaml, fmt::format("topology spec '{}'", spec));
+  const config::Node root = params.root();
+  return registry.build(name, root.is_null() ? std::nullopt : std::optional<config::Node>(root),
+                        where);
+}
+
+Topology load_file(const std::filesystem::path& path, const BuilderRegistry& registry) {
+  const config::Document doc = config::Document::load_file(path);
+  return load_topology(doc.root(), registry);
+}
+
+}  // namespace
+
+Topology load_topology(const config::Node& node) {
+  return load_topology(node, BuilderRegistry::with_builtins());
+}
+
+Topology load_topology(const config::Node& node, const BuilderRegistry& registry) {
+  if (node.is_scalar()) {
+    const std::string text = node.as_string();
+    if (is_file_name(text)) return load_file(node.as_path(), registry);
+    return build_spec(text, node, registry);
+  }
+  if (!node.is_map()) {
+    node.fail(
+        "a preset (like dgx-h100-superpod:nodes=4), a YAML file, or a map with preset:, "
+        "builder: or nodes:");
+  }
+  Topology topology;
+  if (node.has("nodes") && !node.has("preset") && !node.has("builder")) {
+    topology = read_graph(node);
+  } else {
+    node.allow_keys({"preset", "builder", "params", "efficiency", "name"});
+    const bool preset = node.has("preset");
+    if (preset == node.has("builder")) {
+      node.fail("a map with exactly one of preset:, builder: (or nodes: for an explicit graph)");
+    }
+    const config::Node which = node.at(preset ? "preset" : "builder");
+    topology = registry.build(which.as_string(), node.find("params"), which);
+  }
+  if (auto efficiency = node.find("efficiency")) apply_efficiency(topology, *efficiency);
+  return topology;
+}
+
+Topology load_topology_spec(std::string_view spec, const std::filesystem::path& base_dir) {
+  return load_topology_spec(spec, base_dir, BuilderRegistry::with_builtins());
+}
+
+Topology load_topology_spec(std::string_view spec, const std::filesystem::path& base_dir,
+                            const BuilderRegistry& registry) {
+  if (is_file_name(spec)) {
+    std::filesystem::path path(spec);
+    if (path.is_relative()) path = base_dir / path;
+    return load_file(path, registry);
+  }
+  const config::Document doc = config::Document::parse(fmt::format("\"{}\"", spec), "command line");
+  return build_spec(spec, doc.root(), registry);
+}
+
+}  // namespace stepsim::topology
