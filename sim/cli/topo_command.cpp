@@ -1,0 +1,201 @@
+// `stepsim topo PRESET|FILE`: loads a topology and prints what it is made of: counts by kind, each
+// accelerator's bandwidth by link class, the fat-tree tiers (oversubscription, bandwidth per port),
+// bisection bandwidth with the method used, and the diameter in hops. `--json` prints the same as
+// JSON (keys in docs/topology.md); `--dot`/`--graphml` export the graph; `--list` lists presets.
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "sim/cli/command.hpp"
+#include "sim/common/input_error.hpp"
+#include "topology/analysis.hpp"
+#include "topology/builder_registry.hpp"
+#include "topology/graph_export.hpp"
+#include "topology/load_topology.hpp"
+
+namespace stepsim::cli {
+namespace {
+
+using namespace stepsim::topology;
+
+struct TierRow {
+  std::string fabric;
+  std::string tier;
+  std::size_t switches;
+  double oversubscription;
+  double up_per_port;  // nominal uplink bytes/s per port below (0 at the top tier)
+};
+
+std::vector<TierRow> tier_rows(const Topology& t) {
+  std::vector<TierRow> rows;
+  for (const FabricSummary& f : t.fabrics()) {
+    // Nominal uplink bandwidth per port: the port speed divided by the oversubscription of this
+    // tier and every tier below it.
+    double per_port = f.port_bandwidth.value();
+    for (const FabricTier& tier : f.tiers) {
+      if (tier.oversubscription > 0) per_port /= tier.oversubscription;
+      rows.push_back({f.name, tier.name, tier.switches, tier.oversubscription,
+                      tier.oversubscription > 0 ? per_port : 0});
+    }
+  }
+  return rows;
+}
+
+nlohmann::json to_json(const Topology& t, const Analysis& a) {
+  nlohmann::json j;
+  j["name"] = t.name();
+  j["nodes"] = t.num_nodes();
+  j["links"] = a.links;
+  j["accelerators"] = t.accelerators().size();
+  nlohmann::json counts = nlohmann::json::object();
+  for (const auto& [kind, n] : a.counts)
+    counts[std::string(to_string(kind))] = n;
+  j["counts"] = counts;
+  nlohmann::json per = nlohmann::json::array();
+  for (const ClassBandwidth& c : a.per_accelerator) {
+    per.push_back({{"class", c.link_class},
+                   {"min_bytes_per_second", c.min.value()},
+                   {"max_bytes_per_second", c.max.value()}});
+  }
+  j["per_accelerator_bandwidth"] = per;
+  nlohmann::json fabrics = nlohmann::json::array();
+  for (const FabricSummary& f : t.fabrics()) {
+    nlohmann::json tiers = nlohmann::json::array();
+    const std::vector<TierRow> rows = tier_rows(t);
+    std::size_t row = 0;
+    while (rows[row].fabric != f.name)
+      ++row;
+    for (const FabricTier& tier : f.tiers) {
+      const double up_per_port = rows[row++].up_per_port;
+      tiers.push_back({{"tier", tier.name},
+                       {"switches", tier.switches},
+                       {"down_links", tier.down_links},
+                       {"up_links", tier.up_links},
+                       {"link_bytes_per_second", tier.link_bandwidth.value()},
+                       {"oversubscription", tier.oversubscription},
+                       {"up_bytes_per_second_per_port", up_per_port}});
+    }
+    fabrics.push_back({{"name", f.name},
+                       {"ports", f.ports},
+                       {"port_bytes_per_second", f.port_bandwidth.value()},
+                       {"tiers", tiers},
+                       {"bisection_bytes_per_second", f.bisection.value()},
+                       {"bisection_method", f.bisection_method}});
+  }
+  j["fabrics"] = fabrics;
+  j["bisection"] = {{"computed", a.bisection.computed},
+                    {"bytes_per_second", a.bisection.bandwidth.value()},
+                    {"method", a.bisection.method}};
+  j["diameter"] = {
+      {"hops", a.diameter.hops}, {"sources", a.diameter.sources}, {"exact", a.diameter.exact}};
+  nlohmann::json classes = nlohmann::json::array();
+  for (const LinkClass& c : t.link_classes()) {
+    classes.push_back({{"name", c.name}, {"efficiency", c.efficiency}});
+  }
+  j["link_classes"] = classes;
+  return j;
+}
+
+void print_text(std::ostream& out, const Topology& t, const Analysis& a) {
+  out << fmt::format("topology {}: {} nodes, {} links\n", t.name(), t.num_nodes(), a.links);
+  for (const auto& [kind, n] : a.counts) {
+    if (n > 0) out << fmt::format("  {:<12} {:>9}\n", to_string(kind), n);
+  }
+  out << "per-accelerator bandwidth (one direction, line rate):\n";
+  for (const ClassBandwidth& c : a.per_accelerator) {
+    out << fmt::format("  {:<12} {}{}\n", c.link_class, format_bandwidth(c.max),
+                       c.min == c.max ? "" : fmt::format(" (min {})", format_bandwidth(c.min)));
+  }
+  for (const FabricSummary& f : t.fabrics()) {
+    out << fmt::format("fabric {}: {} ports of {}\n", f.name, f.ports,
+                       format_bandwidth(f.port_bandwidth));
+    for (const TierRow& row : tier_rows(t)) {
+      if (row.fabric != f.name) continue;
+      out << fmt::format("  {:<6} {:>7} switches", row.tier, row.switches);
+      if (row.oversubscription > 0) {
+        out << fmt::format(", oversubscription {:.3g}:1, uplink {} per port", row.oversubscription,
+                           format_bandwidth(BytesPerSecond(row.up_per_port)));
+      }
+      out << "\n";
+    }
+    out << fmt::format("  bisection {} ({})\n", format_bandwidth(f.bisection), f.bisection_method);
+  }
+  if (a.bisection.computed) {
+    out << fmt::format("bisection bandwidth: {} ({})\n", format_bandwidth(a.bisection.bandwidth),
+                       a.bisection.method);
+  } else {
+    out << fmt::format("bisection bandwidth: {}\n", a.bisection.method);
+  }
+  out << fmt::format("diameter: {} hops between accelerators ({})\n", a.diameter.hops,
+                     a.diameter.exact
+                         ? "exact"
+                         : fmt::format("from {} evenly spaced accelerators", a.diameter.sources));
+}
+
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::ofstream file(path);
+  if (!file) throw InputError(fmt::format("{}: cannot open for writing", path));
+  write(file);
+  if (!file) throw InputError(fmt::format("{}: write failed", path));
+}
+
+}  // namespace
+
+Command add_topo_command(CLI::App& app) {
+  struct Options {
+    std::string spec;
+    bool json = false;
+    bool list = false;
+    std::string dot;
+    std::string graphml;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "topo",
+      "Describe a topology: counts, bandwidth per accelerator and tier, bisection, diameter");
+  sub->add_option("topology", options->spec,
+                  "Preset with parameters (dgx-h100-superpod:nodes=4) or topology YAML file");
+  sub->add_flag("--list", options->list, "List the presets and builders");
+  sub->add_flag("--json", options->json, "Print JSON instead of text");
+  sub->add_option("--dot", options->dot, "Write the graph as Graphviz DOT to FILE")
+      ->type_name("FILE");
+  sub->add_option("--graphml", options->graphml, "Write the graph as GraphML to FILE")
+      ->type_name("FILE");
+  return {sub, [options](Context& ctx) {
+            const BuilderRegistry registry = BuilderRegistry::with_builtins();
+            if (options->list) {
+              for (const BuilderEntry* e : registry.entries()) {
+                ctx.out << fmt::format(
+                    "{:<20} {:<7} {}\n", e->name,
+                    e->category == BuilderEntry::Category::kPreset ? "preset" : "builder",
+                    e->description);
+              }
+              return 0;
+            }
+            if (options->spec.empty()) {
+              throw InputError("topo: give a preset (see `stepsim topo --list`) or a YAML file");
+            }
+            const Topology t =
+                load_topology_spec(options->spec, std::filesystem::current_path(), registry);
+            const Analysis a = analyze(t);
+            if (options->json) {
+              ctx.out << to_json(t, a).dump(2) << "\n";
+            } else {
+              print_text(ctx.out, t, a);
+            }
+            if (!options->dot.empty()) {
+              write_file(options->dot, [&t](std::ostream& os) { write_dot(os, t); });
+            }
+            if (!options->graphml.empty()) {
+              write_file(options->graphml, [&t](std::ostream& os) { write_graphml(os, t); });
+            }
+            return 0;
+          }};
+}
+
+}  // namespace stepsim::cli

@@ -1,0 +1,31 @@
+// The interface every collective algorithm implements: turn an operation on a group into a plan.
+// Algorithms are chosen by name from an AlgorithmRegistry; none knows the topology, only the
+// group's shape.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/collectives/group_shape.hpp"
+#include "sim/collectives/operation.hpp"
+#include "sim/collectives/plan.hpp"
+#include "sim/collectives/plan_options.hpp"
+
+namespace stepsim::collectives {
+
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+  virtual std::string_view name() const = 0;
+  // Why the algorithm cannot run `op` on `group` (for the user's error message); nullopt if it can.
+  virtual std::optional<std::string> unsupported(const Operation& op,
+                                                 const GroupShape& group) const = 0;
+  // The plan; requires !unsupported(op, group) (throws InputError with that reason otherwise).
+  virtual Plan plan(const Operation& op, const GroupShape& group,
+                    const PlanOptions& options) const = 0;
+  // The algorithm that really builds the plan (differs only for `auto`).
+  virtual std::string_view resolve(const Operation&, const GroupShape&) const { return name(); }
+};
+
+}  // namespace stepsim::collectives

@@ -1,0 +1,93 @@
+// "auto": picks an algorithm by operation, size, group shape and what the topology offers. The
+// rules, in order (docs/collectives.md, "auto"):
+//  1. AllToAll, AllToAllv, Send/Recv: direct.
+//  2. Broadcast, Reduce: ring (pipelined chain), fluid above 64 ranks.
+//  3. AllReduce, AllGather, ReduceScatter:
+//     a. in-switch when a reducing switch spans the group, the group is one scale-up domain and
+//        S >= 1 MiB (NCCL enables NVLS for large messages inside an NVLink domain);
+//     b. halving-doubling when S/n <= 64 KiB and more than 2 ranks (latency-bound: log2(n) steps
+//        instead of n-1); for AllGather/ReduceScatter only on powers of two;
+//     c. hierarchical when the group spans several equal domains of >= 2 members and n > 64
+//        (a flat ring pays 2(n-1) step latencies);
+//     d. ring, step by step up to 64 ranks, fluid beyond (its plan grows as n^2 chunks).
+#include <bit>
+#include <map>
+
+#include "sim/collectives/algorithm_registry.hpp"
+#include "sim/common/input_error.hpp"
+
+namespace stepsim::collectives {
+namespace {
+
+constexpr std::uint32_t kStepByStepRanks = 64;
+constexpr std::int64_t kInSwitchMinBytes = std::int64_t{1} << 20;
+constexpr std::int64_t kLatencyBoundBytesPerRank = std::int64_t{64} << 10;
+
+class AutoAlgorithm final : public Algorithm {
+ public:
+  explicit AutoAlgorithm(const AlgorithmRegistry& registry) {
+    for (const char* name :
+         {"direct", "ring", "ring-fluid", "in-switch", "halving-doubling", "hierarchical"})
+      if (registry.contains(name)) algorithms_.emplace(name, registry.create(name));
+  }
+  std::string_view name() const override { return "auto"; }
+
+  std::optional<std::string> unsupported(const Operation& op,
+                                         const GroupShape& group) const override {
+    return choose(op, group).unsupported(op, group);
+  }
+
+  std::string_view resolve(const Operation& op, const GroupShape& group) const override {
+    return choose(op, group).name();
+  }
+
+  Plan plan(const Operation& op, const GroupShape& group,
+            const PlanOptions& options) const override {
+    return choose(op, group).plan(op, group, options);
+  }
+
+ private:
+  const Algorithm& choose(const Operation& op, const GroupShape& group) const {
+    const std::uint32_t n = group.size;
+    const bool large_ring = n > kStepByStepRanks;
+    switch (op.kind) {
+      case OpKind::kAllToAll:
+      case OpKind::kAllToAllv:
+      case OpKind::kSendRecv:
+        return get("direct");
+      case OpKind::kBroadcast:
+      case OpKind::kReduce:
+        return get(large_ring ? "ring-fluid" : "ring");
+      default:
+        break;
+    }
+    const std::uint32_t domains = group.num_domains();
+    if (group.in_switch_reduction && domains == 1 && op.size.count() >= kInSwitchMinBytes)
+      return get("in-switch");
+    const bool power_of_two = std::has_single_bit(n);
+    if (n > 2 && op.size.count() / n <= kLatencyBoundBytesPerRank &&
+        (op.kind == OpKind::kAllReduce || power_of_two))
+      return get("halving-doubling");
+    const auto per_domain = group.uniform_domain_size();
+    if (domains >= 2 && per_domain && *per_domain >= 2 && large_ring) return get("hierarchical");
+    return get(large_ring ? "ring-fluid" : "ring");
+  }
+
+  const Algorithm& get(const std::string& name) const {
+    const auto it = algorithms_.find(name);
+    if (it == algorithms_.end())
+      throw std::logic_error("auto: algorithm '" + name + "' is not registered (bug)");
+    return *it->second;
+  }
+
+  std::map<std::string, std::unique_ptr<Algorithm>> algorithms_;
+};
+
+}  // namespace
+
+void register_auto_algorithm(AlgorithmRegistry& registry) {
+  registry.add("auto", "chosen by operation, size, group shape and topology (docs/collectives.md)",
+               [](const AlgorithmRegistry& r) { return std::make_unique<AutoAlgorithm>(r); });
+}
+
+}  // namespace stepsim::collectives

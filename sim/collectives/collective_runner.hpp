@@ -1,0 +1,83 @@
+// Runs collective plans on a flow network built from a topology (topology_network.hpp).
+//
+// `start` begins a plan at the simulator's current time and returns at once; the runner starts
+// each transfer when its dependencies have completed (after the transfer's extra latency, and
+// path_traversals - 1 extra crossings of its route's latency), as a flow from the member's
+// accelerator to the other endpoint's, on the route the topology's router gives (one hashed path,
+// or spread over the equal-cost paths), and calls `on_done` with the time the last transfer
+// completed. Many collectives may run at once on one network (the executor of a training step
+// does that); they share links like any other flows. The runner never runs the simulator itself.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "sim/collectives/placement.hpp"
+#include "sim/collectives/plan.hpp"
+#include "sim/collectives/topology_network.hpp"
+#include "sim/engine/flow_network.hpp"
+#include "sim/engine/simulator.hpp"
+#include "topology/router.hpp"
+
+namespace stepsim::collectives {
+
+struct RunnerOptions {
+  topology::EcmpMode ecmp = topology::EcmpMode::kHash;
+};
+
+class CollectiveRunner {
+ public:
+  using DoneCallback = std::function<void(Time finish)>;
+
+  // All references must outlive the runner; the runner must outlive the runs it started.
+  CollectiveRunner(engine::Simulator& simulator, engine::FlowNetwork& network,
+                   const topology::Topology& topology, topology::Router& router,
+                   const NetworkLinks& links, RunnerOptions options = {});
+  CollectiveRunner(const CollectiveRunner&) = delete;
+  CollectiveRunner& operator=(const CollectiveRunner&) = delete;
+
+  // Starts `plan` now for the group placed at `placement` (plan member i on placement.members[i];
+  // the switch endpoint on placement.reduction_switch, which the plan may only use when set:
+  // std::logic_error otherwise).
+  void start(std::shared_ptr<const Plan> plan, const Placement& placement, DoneCallback on_done);
+  // Collectives started and not yet done.
+  std::size_t running() const { return running_; }
+
+ private:
+  struct Run {
+    std::shared_ptr<const Plan> plan;
+    Placement placement;
+    DoneCallback on_done;
+    std::vector<std::uint32_t> waiting;  // dependencies not yet completed, per transfer
+    std::size_t left = 0;                // transfers not yet completed
+    std::uint64_t serial = 0;            // for ECMP hashing
+  };
+  struct Pending {  // a transfer whose route is known, waiting out its latency
+    std::vector<engine::LinkId> path;
+    std::vector<std::vector<engine::LinkId>> spread;
+    std::uint32_t run = 0;
+    TransferId transfer;
+    bool used = false;
+  };
+
+  topology::NodeId node_of(const Run& run, Endpoint endpoint) const;
+  void release(std::uint32_t run, TransferId transfer);
+  void launch(std::uint32_t pending);
+  void complete(std::uint32_t run, TransferId transfer);
+
+  engine::Simulator& sim_;
+  engine::FlowNetwork& network_;
+  const topology::Topology& topology_;
+  topology::Router& router_;
+  const NetworkLinks& links_;
+  RunnerOptions options_;
+  std::vector<std::unique_ptr<Run>> runs_;
+  std::vector<std::uint32_t> free_runs_;
+  std::vector<Pending> pending_;
+  std::vector<std::uint32_t> free_pending_;
+  std::size_t running_ = 0;
+  std::uint64_t serial_ = 0;
+};
+
+}  // namespace stepsim::collectives

@@ -1,0 +1,39 @@
+#include "sim/collectives/group_shape.hpp"
+
+#include <algorithm>
+
+namespace stepsim::collectives {
+
+GroupShape GroupShape::single_domain(std::uint32_t members, bool in_switch) {
+  return {members, {}, in_switch};
+}
+
+GroupShape GroupShape::uniform(std::uint32_t domains, std::uint32_t per_domain, bool in_switch) {
+  GroupShape shape{domains * per_domain, {}, in_switch};
+  shape.domain.resize(shape.size);
+  for (std::uint32_t i = 0; i < shape.size; ++i)
+    shape.domain[i] = i / per_domain;
+  return shape;
+}
+
+std::uint32_t GroupShape::num_domains() const {
+  if (domain.empty()) return size == 0 ? 0 : 1;
+  return *std::max_element(domain.begin(), domain.end()) + 1;
+}
+
+std::vector<std::vector<std::uint32_t>> GroupShape::domain_members() const {
+  std::vector<std::vector<std::uint32_t>> members(num_domains());
+  for (std::uint32_t i = 0; i < size; ++i)
+    members[domain.empty() ? 0 : domain[i]].push_back(i);
+  return members;
+}
+
+std::optional<std::uint32_t> GroupShape::uniform_domain_size() const {
+  const auto members = domain_members();
+  if (members.empty()) return std::nullopt;
+  for (const auto& d : members)
+    if (d.size() != members.front().size()) return std::nullopt;
+  return static_cast<std::uint32_t>(members.front().size());
+}
+
+}  // namespace stepsim::collectives

@@ -1,0 +1,64 @@
+#include "sim/collectives/link_calibration.hpp"
+
+#include <cmath>
+
+namespace stepsim::collectives {
+
+const LinkPreset* Calibration::find(std::string_view link_class, BytesPerSecond line_rate) const {
+  for (const auto& preset : links)
+    if (preset.link_class == link_class &&
+        std::abs(preset.line_rate.value() - line_rate.value()) <= 0.01 * preset.line_rate.value())
+      return &preset;
+  return nullptr;
+}
+
+PlanOptions Calibration::plan_options() const {
+  PlanOptions options;
+  options.step_latency = step_latency;
+  options.op_latency = op_latency;
+  return options;
+}
+
+Calibration calibrated_presets() {
+  Calibration c;
+  const auto gb = [](double x) { return BytesPerSecond::gigabytes(x); };
+  // NVLink4: 18 links x 25 GB/s = 450 GB/s per direction (topology preset dgx-h100). Effective
+  // 370 GB/s: nccl_busbw.yaml single_node, "8x H100 SXM, NVLink4/NVSwitch", allreduce ring,
+  // busbw 370 (gtc24); the H200 entries (ring 367.2, allgather 361.4, reducescatter 362.9) agree
+  // within 2.5%. In-switch 306 GB/s: fit of nvls_ramp (h200_nvls), where busbw_nvls =
+  // 2(n-1)/(n+1) x B gives B = 302.8, 310.7, 304.9, 306.7, 304.2 GB/s for n = 4..8; mean 306.
+  c.links.push_back({"nvlink4", "nvlink", gb(450), gb(370), gb(306),
+                     "nccl_busbw.yaml single_node 8x H100 ring allreduce 370 (gtc24); nvls_ramp "
+                     "(h200_nvls)"});
+  // NVLink3: 12 links x 25 GB/s = 300 GB/s per direction (dgx-a100). Effective 232 GB/s:
+  // single_node, "8x A100 SXM, NVLink3/NVSwitch", allreduce ring, busbw 232 (gtc24); ndmv4's
+  // "1 node x 8 GPUs" allreduce at 1 GiB, 231.45, agrees. No NVLS on A100.
+  c.links.push_back({"nvlink3", "nvlink", gb(300), gb(232), std::nullopt,
+                     "nccl_busbw.yaml single_node 8x A100 ring allreduce 232 (gtc24)"});
+  // InfiniBand NICs: per_nic (nic: nccl-tests issues #119, #267, #290): 200Gb HDR busbw 24 GB/s
+  // of its 25 GB/s line rate; 400Gb NDR 46-48 GB/s of 50 GB/s, midpoint 47.
+  c.links.push_back({"ib-200g", "ib", BytesPerSecond::gigabits(200), gb(24), std::nullopt,
+                     "nccl_busbw.yaml per_nic 200Gb HDR busbw 24 (nic)"});
+  c.links.push_back({"ib-400g", "ib", BytesPerSecond::gigabits(400), gb(47), std::nullopt,
+                     "nccl_busbw.yaml per_nic 400Gb NDR busbw 46-48 (nic)"});
+  // Latencies: ndmv4 "1 node x 8 GPUs" at 1 KiB: allreduce 16.96 us (ring: 14 steps), allgather
+  // 12.53 us (7 steps), alltoall 9.34 us (direct: 1 step). A least-squares line through
+  // (steps, latency) gives 8.63 us + 0.59 us per step; a step includes the route's 0.3 us
+  // (GPU -> NVSwitch -> GPU, 150 ns per hop in the topology presets), leaving 0.29 us of software
+  // per step.
+  c.step_latency = Time::ns(290);
+  c.op_latency = Time::ns(8630);
+  c.latency_source = "nccl_busbw.yaml ndmv4 1 node x 8 GPUs latency_1KiB_us (fit)";
+  return c;
+}
+
+Calibration line_rate_presets() {
+  Calibration c;
+  const PlanOptions defaults;
+  c.step_latency = defaults.step_latency;
+  c.op_latency = defaults.op_latency;
+  c.latency_source = "PlanOptions defaults";
+  return c;
+}
+
+}  // namespace stepsim::collectives

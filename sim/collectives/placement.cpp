@@ -1,0 +1,108 @@
+#include "sim/collectives/placement.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+#include "sim/common/input_error.hpp"
+
+namespace stepsim::collectives {
+
+using topology::GroupKind;
+using topology::NodeId;
+using topology::NodeKind;
+
+Placement place_group(const topology::Topology& topology, std::span<const std::uint32_t> ranks) {
+  Placement placement;
+  const auto& accelerators = topology.accelerators();
+  std::vector<bool> seen(accelerators.size(), false);
+  for (std::uint32_t r : ranks) {
+    if (r >= accelerators.size())
+      throw InputError(fmt::format("rank {} is beyond topology '{}', which has {} accelerators", r,
+                                   topology.name(), accelerators.size()));
+    if (seen[r]) throw InputError(fmt::format("rank {} appears twice in the group", r));
+    seen[r] = true;
+    placement.members.push_back(accelerators[r]);
+  }
+  if (placement.members.empty()) return placement;
+  // The reducing switch must be in the scale-up domain of every member.
+  const auto domain = topology.group_of(placement.members.front(), GroupKind::kScaleUp);
+  if (!domain) return placement;
+  for (NodeId m : placement.members)
+    if (topology.group_of(m, GroupKind::kScaleUp) != domain) return placement;
+  for (NodeId node : topology.group(*domain).members)
+    if (topology.kind(node) == NodeKind::kSwitch && topology.node(node).in_network_reduction) {
+      placement.reduction_switch = node;
+      break;
+    }
+  return placement;
+}
+
+GroupShape group_shape(const topology::Topology& topology, const Placement& placement) {
+  GroupShape shape;
+  shape.size = static_cast<std::uint32_t>(placement.members.size());
+  shape.in_switch_reduction = placement.reduction_switch.has_value();
+  // Dense domain numbers in order of first appearance; a member without a scale-up group is alone.
+  std::map<std::int64_t, std::uint32_t> number;
+  for (std::size_t i = 0; i < placement.members.size(); ++i) {
+    const auto g = topology.group_of(placement.members[i], GroupKind::kScaleUp);
+    const std::int64_t key = g ? static_cast<std::int64_t>(*g) : -1 - static_cast<std::int64_t>(i);
+    const auto [it, added] = number.emplace(key, static_cast<std::uint32_t>(number.size()));
+    shape.domain.push_back(it->second);
+  }
+  return shape;
+}
+
+std::vector<std::uint32_t> parse_ranks(std::string_view text, std::uint32_t available) {
+  auto number = [&](std::string_view item) {
+    std::uint32_t value = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size())
+      throw InputError(
+          fmt::format("--ranks '{}': '{}' is not a rank number (expected N, a list "
+                      "0,1,2, ranges 0-7,16-23 or 'all')",
+                      text, item));
+    return value;
+  };
+  std::vector<std::uint32_t> ranks;
+  if (text == "all") {
+    for (std::uint32_t r = 0; r < available; ++r)
+      ranks.push_back(r);
+    return ranks;
+  }
+  const bool is_count = text.find_first_of(",-") == std::string_view::npos;
+  if (is_count) {
+    const std::uint32_t n = number(text);
+    if (n == 0) throw InputError("--ranks 0: a group needs at least one rank");
+    if (n > available)
+      throw InputError(
+          fmt::format("--ranks {}: the topology has only {} accelerators", n, available));
+    for (std::uint32_t r = 0; r < n; ++r)
+      ranks.push_back(r);
+    return ranks;
+  }
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string_view item = text.substr(pos, comma - pos);
+    const std::size_t dash = item.find('-');
+    const std::uint32_t first = number(item.substr(0, dash));
+    const std::uint32_t last =
+        dash == std::string_view::npos ? first : number(item.substr(dash + 1));
+    if (last < first)
+      throw InputError(fmt::format("--ranks '{}': range '{}' runs backwards", text, item));
+    for (std::uint32_t r = first; r <= last; ++r) {
+      if (r >= available)
+        throw InputError(
+            fmt::format("--ranks '{}': rank {} is beyond the topology's {} "
+                        "accelerators",
+                        text, r, available));
+      ranks.push_back(r);
+    }
+    pos = comma + 1;
+  }
+  return ranks;
+}
+
+}  // namespace stepsim::collectives

@@ -1,0 +1,33 @@
+// Where a communicator group sits on a topology: its members' accelerators, and the switch that
+// reduces in the network for it (NVLS inside an NVLink domain), if there is one. Also the
+// GroupShape the algorithms see.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "sim/collectives/group_shape.hpp"
+#include "topology/topology.hpp"
+
+namespace stepsim::collectives {
+
+struct Placement {
+  std::vector<topology::NodeId> members;
+  std::optional<topology::NodeId> reduction_switch;
+};
+
+// Members on accelerators()[i] for each i of `ranks`. The reduction switch is a switch flagged for
+// in-network reduction in the scale-up domain that holds every member. Throws InputError for a
+// rank beyond the topology or a repeated rank.
+Placement place_group(const topology::Topology& topology, std::span<const std::uint32_t> ranks);
+
+// Domains are the topology's scale-up groups (a member in none is a domain of its own).
+GroupShape group_shape(const topology::Topology& topology, const Placement& placement);
+
+// Parses `--ranks`: "N" (the first N accelerators), a list "0,2,4", ranges "0-7,16-23", or "all".
+// Throws InputError naming the bad item, or a rank >= `available`.
+std::vector<std::uint32_t> parse_ranks(std::string_view text, std::uint32_t available);
+
+}  // namespace stepsim::collectives

@@ -1,0 +1,27 @@
+// Parameters every algorithm takes when it builds a plan: the software latencies it charges and
+// how it cuts data into chunks and channels.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/common/units.hpp"
+
+namespace stepsim::collectives {
+
+struct PlanOptions {
+  // Software and protocol overhead of one algorithm step (one send/receive round of a ring, one
+  // level of a tree), added to every transfer's latency besides the route's own latency.
+  Time step_latency = Time::ns(500);
+  // Launch overhead of the whole operation, charged once on the transfers that start it.
+  Time op_latency = Time::us(5);
+  // Pipelining granularity of the step-by-step forms (ring, tree): data is cut into chunks of at
+  // most this size, chunk c of step k+1 waiting only for chunk c of step k.
+  Bytes chunk_size = Bytes(1 << 20);
+  // Upper bound on chunks per step, so plan size stays bounded for huge buffers.
+  std::uint32_t max_chunks = 64;
+  // Parallel rings (NCCL channels), each carrying an equal share. 0: one per member of a scale-up
+  // domain when the group spans several domains (so every NIC carries a ring), else 1.
+  std::uint32_t channels = 0;
+};
+
+}  // namespace stepsim::collectives

@@ -1,0 +1,233 @@
+#include "sim/collectives/ring_phases.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace stepsim::collectives::detail {
+
+Bytes share(Bytes total, std::uint32_t parts, std::uint32_t index) {
+  const std::int64_t base = total.count() / parts;
+  const std::int64_t rest = total.count() % parts;
+  return Bytes(base + (static_cast<std::int64_t>(index) < rest ? 1 : 0));
+}
+
+std::uint32_t chunk_count(Bytes bytes, const PlanOptions& options) {
+  const std::int64_t size = std::max<std::int64_t>(options.chunk_size.count(), 1);
+  const std::int64_t chunks = (bytes.count() + size - 1) / size;
+  return static_cast<std::uint32_t>(
+      std::clamp<std::int64_t>(chunks, 1, std::max<std::uint32_t>(options.max_chunks, 1)));
+}
+
+Time start_latency(const Frontier& frontier, std::uint32_t member, Time step_latency,
+                   const PlanOptions& options) {
+  return frontier.has(member) ? step_latency : step_latency + options.op_latency;
+}
+
+namespace {
+
+std::uint32_t steps_of(RingPhase phase, std::uint32_t n) {
+  return phase == RingPhase::kAllReduce ? 2 * (n - 1) : n - 1;
+}
+
+// Segment a ring position sends at a step. Reduce-scatter: position i sends segment (i - k) and
+// ends owning segment (i + 1); all-gather then circulates the owned segments: (i + 1 - k').
+std::uint32_t segment_sent(RingPhase phase, std::uint32_t n, std::uint32_t i, std::uint32_t k) {
+  const bool gather =
+      phase == RingPhase::kAllGather || (phase == RingPhase::kAllReduce && k >= n - 1);
+  const std::uint32_t kk = phase == RingPhase::kAllReduce && k >= n - 1 ? k - (n - 1) : k;
+  const std::int64_t s =
+      gather ? static_cast<std::int64_t>(i) + 1 - kk : static_cast<std::int64_t>(i) - kk;
+  return static_cast<std::uint32_t>(((s % n) + n) % n);
+}
+
+// Collects, per member, the transfers after which it is done, then folds them into the frontier.
+class DoneLists {
+ public:
+  explicit DoneLists(std::size_t members) : lists_(members) {}
+  void add(std::uint32_t member, TransferId id) { lists_[member].push_back(id); }
+  void apply(PlanBuilder& builder, Frontier& frontier) {
+    for (std::uint32_t m = 0; m < lists_.size(); ++m)
+      frontier.set_all(builder, m, lists_[m]);
+  }
+
+ private:
+  std::vector<std::vector<TransferId>> lists_;
+};
+
+}  // namespace
+
+void emit_ring_steps(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> rings,
+                     std::span<const Bytes> bytes, RingPhase phase, const PlanOptions& options,
+                     Frontier& frontier) {
+  DoneLists done(frontier.size());
+  for (std::size_t r = 0; r < rings.size(); ++r) {
+    const auto& ring = rings[r];
+    const auto n = static_cast<std::uint32_t>(ring.size());
+    if (n < 2) continue;
+    const std::uint32_t steps = steps_of(phase, n);
+    const std::uint32_t chunks = chunk_count(share(bytes[r], n, 0), options);
+    const std::size_t base = builder.size();
+    auto id = [&](std::uint32_t k, std::uint32_t c, std::uint32_t i) {
+      return TransferId(static_cast<std::uint32_t>(base + (std::size_t{k} * chunks + c) * n + i));
+    };
+    for (std::uint32_t k = 0; k < steps; ++k)
+      for (std::uint32_t c = 0; c < chunks; ++c)
+        for (std::uint32_t i = 0; i < n; ++i) {
+          const Bytes segment = share(bytes[r], n, segment_sent(phase, n, i, k));
+          Transfer t{Endpoint::member(ring[i]), Endpoint::member(ring[(i + 1) % n]),
+                     share(segment, chunks, c), options.step_latency, 1};
+          if (k == 0) {
+            t.extra_latency = start_latency(frontier, ring[i], options.step_latency, options);
+            builder.add(t, frontier.deps(ring[i]));
+          } else {
+            // Chunk c of step k forwards what chunk c of step k-1 brought in (NCCL's pipelining).
+            builder.add(t, {id(k - 1, c, (i + n - 1) % n)});
+          }
+        }
+    for (std::uint32_t c = 0; c < chunks; ++c)
+      for (std::uint32_t i = 0; i < n; ++i)
+        done.add(ring[(i + 1) % n], id(steps - 1, c, i));
+  }
+  done.apply(builder, frontier);
+}
+
+void emit_ring_fluid(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> rings,
+                     std::span<const Bytes> bytes, RingPhase phase, const PlanOptions& options,
+                     Frontier& frontier) {
+  DoneLists done(frontier.size());
+  for (std::size_t r = 0; r < rings.size(); ++r) {
+    const auto& ring = rings[r];
+    const auto n = static_cast<std::uint32_t>(ring.size());
+    if (n < 2) continue;
+    const std::uint32_t steps = steps_of(phase, n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      // The edge carries every segment its sender forwards over all steps, exactly the bytes of
+      // the step-by-step form; its latency is that of `steps` consecutive steps.
+      // A reduce-scatter sends every segment but (i + 1), an all-gather every one but (i + 2).
+      Bytes edge_bytes;
+      if (phase != RingPhase::kAllGather) edge_bytes += bytes[r] - share(bytes[r], n, (i + 1) % n);
+      if (phase != RingPhase::kReduceScatter)
+        edge_bytes += bytes[r] - share(bytes[r], n, (i + 2) % n);
+      const Time extra = start_latency(frontier, ring[i], options.step_latency * steps, options);
+      const TransferId t =
+          builder.add({Endpoint::member(ring[i]), Endpoint::member(ring[(i + 1) % n]), edge_bytes,
+                       extra, steps},
+                      frontier.deps(ring[i]));
+      done.add(ring[(i + 1) % n], t);
+    }
+  }
+  done.apply(builder, frontier);
+}
+
+void emit_chain_steps(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> chains,
+                      std::span<const Bytes> bytes, bool toward_head, const PlanOptions& options,
+                      Frontier& frontier) {
+  DoneLists done(frontier.size());
+  for (std::size_t r = 0; r < chains.size(); ++r) {
+    const auto& chain = chains[r];
+    const auto n = static_cast<std::uint32_t>(chain.size());
+    if (n < 2) continue;
+    const std::uint32_t edges = n - 1;
+    const std::uint32_t chunks = chunk_count(bytes[r], options);
+    // Edge e goes from hop e to hop e+1, the hops read from the head or from the tail.
+    auto hop = [&](std::uint32_t e) { return toward_head ? chain[n - 1 - e] : chain[e]; };
+    const std::size_t base = builder.size();
+    auto id = [&](std::uint32_t c, std::uint32_t e) {
+      return TransferId(static_cast<std::uint32_t>(base + std::size_t{c} * edges + e));
+    };
+    for (std::uint32_t c = 0; c < chunks; ++c)
+      for (std::uint32_t e = 0; e < edges; ++e) {
+        Transfer t{Endpoint::member(hop(e)), Endpoint::member(hop(e + 1)),
+                   share(bytes[r], chunks, c), options.step_latency, 1};
+        std::vector<TransferId> deps;
+        if (e > 0) deps.push_back(id(c, e - 1));  // the chunk must have arrived
+        if (c > 0) deps.push_back(id(c - 1, e));  // chunks leave a sender in order
+        if (c == 0)                               // the sender must have reached the operation
+          for (TransferId ready : frontier.deps(hop(e)))
+            deps.push_back(ready);
+        if (e == 0 && c == 0)
+          t.extra_latency = start_latency(frontier, hop(0), options.step_latency, options);
+        builder.add(t, deps);
+      }
+    if (toward_head) {
+      done.add(hop(edges), id(chunks - 1, edges - 1));
+    } else {
+      for (std::uint32_t e = 0; e < edges; ++e)
+        done.add(hop(e + 1), id(chunks - 1, e));
+    }
+  }
+  done.apply(builder, frontier);
+}
+
+void emit_chain_fluid(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> chains,
+                      std::span<const Bytes> bytes, bool toward_head, const PlanOptions& options,
+                      Frontier& frontier) {
+  DoneLists done(frontier.size());
+  for (std::size_t r = 0; r < chains.size(); ++r) {
+    const auto& chain = chains[r];
+    const auto n = static_cast<std::uint32_t>(chain.size());
+    if (n < 2) continue;
+    auto hop = [&](std::uint32_t e) { return toward_head ? chain[n - 1 - e] : chain[e]; };
+    // Every edge streams the whole buffer at once; the last hop waits (n-1) step latencies.
+    const std::uint32_t edges = n - 1;
+    std::vector<TransferId> ids;
+    for (std::uint32_t e = 0; e < edges; ++e) {
+      const Time extra = start_latency(frontier, hop(0), options.step_latency * edges, options);
+      std::vector<TransferId> deps(frontier.deps(hop(0)).begin(), frontier.deps(hop(0)).end());
+      if (e > 0)
+        for (TransferId ready : frontier.deps(hop(e)))
+          deps.push_back(ready);
+      ids.push_back(builder.add(
+          {Endpoint::member(hop(e)), Endpoint::member(hop(e + 1)), bytes[r], extra, edges}, deps));
+    }
+    if (toward_head) {
+      done.add(hop(edges), ids.back());
+    } else {
+      for (std::uint32_t e = 0; e < edges; ++e)
+        done.add(hop(e + 1), ids[e]);
+    }
+  }
+  done.apply(builder, frontier);
+}
+
+std::uint32_t channel_count(const GroupShape& group, const PlanOptions& options) {
+  if (options.channels > 0) return options.channels;
+  if (group.num_domains() <= 1) return 1;
+  std::size_t largest = 1;
+  for (const auto& d : group.domain_members())
+    largest = std::max(largest, d.size());
+  return static_cast<std::uint32_t>(largest);
+}
+
+std::vector<std::vector<std::uint32_t>> channel_rings(const GroupShape& group,
+                                                      std::uint32_t channels) {
+  const auto domains = group.domain_members();
+  const auto count = static_cast<std::uint32_t>(domains.size());
+  std::vector<std::vector<std::uint32_t>> rings(channels);
+  for (std::uint32_t c = 0; c < channels; ++c) {
+    rings[c].reserve(group.size);
+    for (std::uint32_t d = 0; d < count; ++d) {
+      const auto& members = domains[d];
+      const auto m = static_cast<std::uint32_t>(members.size());
+      if (m == 1 || count == 1) {  // no rails to align: rotate by the channel
+        for (std::uint32_t j = 0; j < m; ++j)
+          rings[c].push_back(members[(c + 1 + j) % m]);
+        continue;
+      }
+      // Enter at local (c + d), leave at local (c + d + 1): the edge to the next domain joins
+      // the same local index on both sides (one NIC rail, no spine crossing in a rail-optimized
+      // fabric). The last domain leaves at local c, closing the ring on rail c too, unless that
+      // is where it entered (count = 1 mod m).
+      const std::uint32_t enter = (c + d) % m;
+      std::uint32_t leave = (c + d + 1) % m;
+      if (d + 1 == count && enter != c % m) leave = c % m;
+      rings[c].push_back(members[enter]);
+      for (std::uint32_t j = 0; j < m; ++j)
+        if (j != enter && j != leave) rings[c].push_back(members[j]);
+      rings[c].push_back(members[leave]);
+    }
+  }
+  return rings;
+}
+
+}  // namespace stepsim::collectives::detail

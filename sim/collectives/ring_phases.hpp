@@ -1,0 +1,66 @@
+// Building blocks of ring-shaped plans, shared by the ring and hierarchical algorithms: rings and
+// chains over given member orders, in the step-by-step form (each step its own transfers, cut into
+// chunks) and in the fluid form (one transfer per ring edge for the whole phase).
+//
+// Each emitter reads, for every member it involves, the transfer the member waits for from
+// `frontier` (none: the operation starts there, and the operation latency is charged), and leaves
+// in `frontier` the transfer after which the member holds its result.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/collectives/group_shape.hpp"
+#include "sim/collectives/plan.hpp"
+#include "sim/collectives/plan_options.hpp"
+
+namespace stepsim::collectives::detail {
+
+// Part `index` of `total` cut into `parts` near-equal whole-byte parts (the first ones larger).
+Bytes share(Bytes total, std::uint32_t parts, std::uint32_t index);
+// Chunks per step for `bytes` per transfer: ceil(bytes / chunk_size), within [1, max_chunks].
+std::uint32_t chunk_count(Bytes bytes, const PlanOptions& options);
+
+enum class RingPhase : std::uint8_t {
+  kReduceScatter,  // n-1 steps; each member ends with 1/n of the reduced data
+  kAllGather,      // n-1 steps; each member ends with everything
+  kAllReduce,      // both: 2(n-1) steps
+};
+
+// One ring per entry of `rings` (member indices in ring order); ring r carries `bytes[r]` (the
+// operation's buffer size for that ring: input of a reduce-scatter, output of an all-gather).
+// Rings may share members (channels) or be disjoint (one ring per domain).
+void emit_ring_steps(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> rings,
+                     std::span<const Bytes> bytes, RingPhase phase, const PlanOptions& options,
+                     Frontier& frontier);
+void emit_ring_fluid(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> rings,
+                     std::span<const Bytes> bytes, RingPhase phase, const PlanOptions& options,
+                     Frontier& frontier);
+
+// Pipelined chains: chain r moves `bytes[r]` from chain[0] to the end (broadcast) or, with
+// `toward_head`, from the end back to chain[0] (reduce). Step form: chunks follow each other on
+// every edge (a sender pushes chunk c+1 after chunk c) and chunk c crosses edge e+1 after edge e.
+void emit_chain_steps(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> chains,
+                      std::span<const Bytes> bytes, bool toward_head, const PlanOptions& options,
+                      Frontier& frontier);
+void emit_chain_fluid(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> chains,
+                      std::span<const Bytes> bytes, bool toward_head, const PlanOptions& options,
+                      Frontier& frontier);
+
+// Channel count: options.channels, or (0) the largest domain when the group spans several
+// domains, else 1.
+std::uint32_t channel_count(const GroupShape& group, const PlanOptions& options);
+// Ring orders, one per channel. Each ring visits the domains in order; in domain d, channel c
+// enters at local member c+d and leaves at local member c+d+1 (mod the domain size), so every edge
+// between domains joins members of the same local index (one NIC rail), and across channels every
+// member (and its NIC) leaves its domain once and enters it once.
+std::vector<std::vector<std::uint32_t>> channel_rings(const GroupShape& group,
+                                                      std::uint32_t channels);
+
+// Extra latency of a transfer that starts a phase: the step latency, plus the operation latency
+// when the member has nothing to wait for (the operation starts with it).
+Time start_latency(const Frontier& frontier, std::uint32_t member, Time step_latency,
+                   const PlanOptions& options);
+
+}  // namespace stepsim::collectives::detail

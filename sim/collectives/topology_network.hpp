@@ -1,0 +1,26 @@
+// The flow network of a topology: one engine link per topology link, with the same dense index
+// (engine LinkId i is topology LinkIndex i), the topology's latency, and the bandwidth that the
+// calibration gives its technology (link_calibration.hpp).
+#pragma once
+
+#include <vector>
+
+#include "sim/collectives/link_calibration.hpp"
+#include "sim/engine/flow_network.hpp"
+#include "topology/topology.hpp"
+
+namespace stepsim::collectives {
+
+struct NetworkLinks {
+  std::vector<BytesPerSecond> bandwidth;  // what the flow network uses, per link
+  // Per link: wire bytes per payload byte of in-switch reduction traffic (effective bandwidth /
+  // in-switch effective bandwidth; 1 where the preset has no in-switch figure).
+  std::vector<double> in_switch_factor;
+  std::vector<std::string> preset;  // the calibration preset applied, or "" (line rate)
+};
+
+// Adds the topology's links to `network`, which must have none yet (std::logic_error otherwise).
+NetworkLinks add_topology_links(engine::FlowNetwork& network, const topology::Topology& topology,
+                                const Calibration& calibration);
+
+}  // namespace stepsim::collectives

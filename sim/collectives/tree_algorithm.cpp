@@ -1,0 +1,136 @@
+// "tree": NCCL's double binary tree for AllReduce. Two binary trees (NCCL's ncclGetBtree, the
+// second mirrored for even n and shifted for odd n, so that most ranks are a leaf in one tree)
+// each carry half the buffer: reduce up to the root, then broadcast down, pipelined by chunks:
+// chunk c crosses an edge after chunk c-1 crossed it, and after it arrived at the sender.
+// Uncontended, with depth d (edges from root to the deepest leaf), C chunks per tree, per-edge
+// bandwidth B and per-step latency a: (2d + C - 1)·(a + S/(2·C·B)).
+#include "sim/collectives/algorithm_registry.hpp"
+#include "sim/collectives/ring_phases.hpp"
+#include "sim/common/input_error.hpp"
+
+namespace stepsim::collectives {
+namespace {
+
+constexpr std::int64_t kNoRank = -1;
+
+// Parent of every rank in NCCL's binary tree (src/graph/trees.cc, ncclGetBtree): rank 0 is the
+// root with a single child; a rank's parent is found by its lowest set bit.
+std::vector<std::int64_t> btree_parents(std::int64_t n) {
+  std::vector<std::int64_t> parent(static_cast<std::size_t>(n), kNoRank);
+  for (std::int64_t rank = 1; rank < n; ++rank) {
+    std::int64_t bit = 1;
+    while (bit < n && (bit & rank) == 0)
+      bit <<= 1;
+    std::int64_t up = (rank ^ bit) | (bit << 1);
+    if (up >= n) up = rank ^ bit;
+    parent[static_cast<std::size_t>(rank)] = up;
+  }
+  return parent;
+}
+
+class TreeAlgorithm final : public Algorithm {
+ public:
+  std::string_view name() const override { return "tree"; }
+
+  std::optional<std::string> unsupported(const Operation& op, const GroupShape&) const override {
+    if (op.kind != OpKind::kAllReduce) return "the double binary tree runs AllReduce only";
+    return std::nullopt;
+  }
+
+  Plan plan(const Operation& op, const GroupShape& group,
+            const PlanOptions& options) const override {
+    if (auto why = unsupported(op, group)) throw InputError("tree: " + *why);
+    const std::int64_t n = group.size;
+    PlanBuilder builder;
+    Frontier frontier(group.size);
+    if (n < 2) return std::move(builder).finish();
+    const auto p1 = btree_parents(n);
+    std::vector<std::vector<std::int64_t>> parents(2, std::vector<std::int64_t>(p1.size()));
+    for (std::int64_t r = 0; r < n; ++r) {
+      parents[0][r] = p1[r];
+      // NCCL's ncclGetDtree: mirror the tree for even n, shift it by one for odd n.
+      const std::int64_t g = n % 2 == 0 ? n - 1 - r : (r - 1 + n) % n;
+      const std::int64_t u = p1[g];
+      parents[1][r] = u == kNoRank ? kNoRank : (n % 2 == 0 ? n - 1 - u : (u + 1) % n);
+    }
+    std::vector<std::vector<TransferId>> done(group.size);
+    for (int tree = 0; tree < 2; ++tree)
+      emit_tree(builder, parents[tree], detail::share(op.size, 2, tree), options, frontier, done);
+    for (std::uint32_t m = 0; m < group.size; ++m)
+      frontier.set_all(builder, m, done[m]);
+    return std::move(builder).finish();
+  }
+
+ private:
+  static void emit_tree(PlanBuilder& builder, const std::vector<std::int64_t>& parent, Bytes bytes,
+                        const PlanOptions& options, const Frontier& frontier,
+                        std::vector<std::vector<TransferId>>& done) {
+    const auto n = static_cast<std::uint32_t>(parent.size());
+    std::vector<std::vector<std::uint32_t>> children(n);
+    std::uint32_t root = 0;
+    for (std::uint32_t r = 0; r < n; ++r) {
+      if (parent[r] == kNoRank)
+        root = r;
+      else
+        children[static_cast<std::size_t>(parent[r])].push_back(r);
+    }
+    // Pre-order from the root; its reverse puts children before parents.
+    std::vector<std::uint32_t> order{root};
+    for (std::size_t i = 0; i < order.size(); ++i)
+      for (std::uint32_t c : children[order[i]])
+        order.push_back(c);
+    const std::uint32_t chunks = detail::chunk_count(bytes, options);
+    std::vector<TransferId> up(std::size_t{n} * chunks), down(std::size_t{n} * chunks);
+    auto at = [&](std::uint32_t r, std::uint32_t c) { return std::size_t{c} * n + r; };
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      const Bytes chunk = detail::share(bytes, chunks, c);
+      for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        const std::uint32_t r = *it;
+        if (r == root) continue;
+        std::vector<TransferId> deps;
+        for (std::uint32_t child : children[r])
+          deps.push_back(up[at(child, c)]);
+        if (c > 0) deps.push_back(up[at(r, c - 1)]);
+        if (c == 0)
+          for (TransferId ready : frontier.deps(r))
+            deps.push_back(ready);
+        const Time extra =
+            deps.empty() ? options.step_latency + options.op_latency : options.step_latency;
+        up[at(r, c)] =
+            builder.add({Endpoint::member(r),
+                         Endpoint::member(static_cast<std::uint32_t>(parent[r])), chunk, extra, 1},
+                        deps);
+      }
+      for (std::uint32_t r : order) {
+        if (r == root) continue;
+        const auto p = static_cast<std::uint32_t>(parent[r]);
+        std::vector<TransferId> deps;
+        if (p == root) {
+          for (std::uint32_t sibling : children[root])
+            deps.push_back(up[at(sibling, c)]);
+          if (c == 0)
+            for (TransferId ready : frontier.deps(root))
+              deps.push_back(ready);
+        } else {
+          deps.push_back(down[at(p, c)]);
+        }
+        if (c > 0) deps.push_back(down[at(r, c - 1)]);
+        down[at(r, c)] = builder.add(
+            {Endpoint::member(p), Endpoint::member(r), chunk, options.step_latency, 1}, deps);
+      }
+    }
+    for (std::uint32_t r = 0; r < n; ++r)
+      if (r != root) done[r].push_back(down[at(r, chunks - 1)]);
+    for (std::uint32_t child : children[root])
+      done[root].push_back(up[at(child, chunks - 1)]);
+  }
+};
+
+}  // namespace
+
+void register_tree_algorithm(AlgorithmRegistry& registry) {
+  registry.add("tree", "double binary tree (AllReduce): reduce up, broadcast down, pipelined",
+               [](const AlgorithmRegistry&) { return std::make_unique<TreeAlgorithm>(); });
+}
+
+}  // namespace stepsim::collectives

@@ -1,0 +1,70 @@
+// The step-by-step ring and the fluid ring agree on large messages (docs/design.md, "Collectives").
+#include <gtest/gtest.h>
+
+#include "sim/collectives/algorithm_registry.hpp"
+#include "sim/collectives/collective_session.hpp"
+#include "test_topologies.hpp"
+
+namespace stepsim::collectives {
+namespace {
+
+double run(const topology::Topology& topo, std::uint32_t ranks, std::string_view algo,
+           std::int64_t bytes, std::uint32_t channels = 0) {
+  const Calibration calibration = calibrated_presets();
+  CollectiveSession session(topo, calibration);
+  std::vector<std::uint32_t> members(ranks);
+  for (std::uint32_t r = 0; r < ranks; ++r)
+    members[r] = r;
+  Operation op;
+  op.kind = OpKind::kAllReduce;
+  op.size = Bytes(bytes);
+  PlanOptions options = calibration.plan_options();
+  options.channels = channels;
+  const auto registry = builtin_algorithms();
+  return session.run(*registry.create(algo), op, place_group(topo, members), options).seconds();
+}
+
+constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+
+TEST(RingForms, StepByStepAndFluidAgreeOnLargeMessages) {
+  // One NVLink node (8x H100): both are 14·a + 14/8·S/B exactly (closed_form_test.cpp).
+  const auto node = testing::preset("dgx-h100");
+  EXPECT_NEAR(run(node, 8, "ring", kGiB), run(node, 8, "ring-fluid", kGiB),
+              run(node, 8, "ring-fluid", kGiB) * 0.01);
+  // 2 nodes x 8 A100, one ring crossing the 200G NICs twice: NIC-bound at 2·15/16·S / 24 GB/s
+  // in both forms (the step form's pipeline fill is a few steps of 30).
+  const auto two = testing::preset("selene", "{nodes: 2}");
+  const double steps = run(two, 16, "ring", kGiB, 1);
+  const double fluid = run(two, 16, "ring-fluid", kGiB, 1);
+  EXPECT_NEAR(steps, fluid, fluid * 0.01);
+  EXPECT_NEAR(fluid, 2.0 * 15 / 16 * kGiB / 24e9, fluid * 0.01);
+}
+
+TEST(RingForms, WithEightChannelsTheStepFormPaysForContention) {
+  // 2 nodes x 8 A100 with the default 8 channels (every NIC carries a ring): every GPU's NVLink
+  // carries 7 channels, so NVLink (232/7 = 33 GB/s a flow) is close to the NIC (24 GB/s). In the
+  // step form, a step's transfers on one edge wait for the previous step upstream and share
+  // NVLink with other channels' steps unevenly; measured 3.8% slower than the fluid form, which
+  // stays at the NIC bound 2·15/16·(S/8) / 24 GB/s. Both stay within 5%.
+  const auto two = testing::preset("selene", "{nodes: 2}");
+  const double steps = run(two, 16, "ring", kGiB);
+  const double fluid = run(two, 16, "ring-fluid", kGiB);
+  EXPECT_NEAR(fluid, 2.0 * 15 / 16 * kGiB / 8 / 24e9, fluid * 0.01);
+  EXPECT_GT(steps, fluid);
+  EXPECT_LT(steps, fluid * 1.05);
+}
+
+TEST(RingForms, FluidOverstatesLatencyOfMixedRingsOnSmallMessages) {
+  // At 1 KiB latency dominates. The fluid form makes every edge pay 2(n-1) times its own route
+  // latency, so the slowest edge (through the NICs and the IB fabric: 1.5 us of route) sets the
+  // time: 2·15·(0.29 + 1.5) us. In the step-by-step form a chunk's critical path goes around the
+  // ring and crosses the slow edges only about 4 of its 30 steps (the rest are 0.3 us NVLink
+  // routes), as NCCL's rings do. So the step form is faster here, by over 30%.
+  const auto topo = testing::preset("selene", "{nodes: 2}");
+  const double steps = run(topo, 16, "ring", 1024);
+  const double fluid = run(topo, 16, "ring-fluid", 1024);
+  EXPECT_LT(steps, fluid * 0.7);
+}
+
+}  // namespace
+}  // namespace stepsim::collectives

@@ -1,0 +1,48 @@
+// Small topologies for the collective tests: a star (every accelerator on one switch, the shape of
+// an NVSwitch node), a full mesh (a dedicated link per ordered pair), and the built-in presets.
+#pragma once
+
+#include <string>
+
+#include "sim/common/config.hpp"
+#include "topology/builder_registry.hpp"
+#include "topology/topology_builder.hpp"
+
+namespace stepsim::collectives::testing {
+
+inline topology::Topology star(int n, BytesPerSecond bandwidth, Time latency,
+                               bool in_network_reduction = false) {
+  using namespace topology;
+  TopologyBuilder b("star");
+  const std::uint16_t cls = b.link_class("test");
+  const NodeId sw = b.add_node("sw", NodeKind::kSwitch, NodeOptions{in_network_reduction, {}, {}});
+  std::vector<NodeId> domain{sw};
+  for (int i = 0; i < n; ++i) {
+    const NodeId g = b.add_node("gpu" + std::to_string(i), NodeKind::kAccelerator);
+    b.add_duplex(g, sw, bandwidth, latency, cls);
+    domain.push_back(g);
+  }
+  b.add_group(GroupKind::kScaleUp, "star", domain);
+  return std::move(b).build();
+}
+
+inline topology::Topology mesh(int n, BytesPerSecond bandwidth, Time latency) {
+  using namespace topology;
+  TopologyBuilder b("mesh");
+  const std::uint16_t cls = b.link_class("test");
+  std::vector<NodeId> gpus;
+  for (int i = 0; i < n; ++i)
+    gpus.push_back(b.add_node("gpu" + std::to_string(i), NodeKind::kAccelerator));
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j)
+      b.add_duplex(gpus[i], gpus[j], bandwidth, latency, cls);
+  return std::move(b).build();
+}
+
+// A built-in preset with parameters written as a YAML map, e.g. preset("selene", "{nodes: 2}").
+inline topology::Topology preset(const std::string& name, const std::string& params = "{}") {
+  const auto doc = config::Document::parse(params, "<test>");
+  return topology::BuilderRegistry::with_builtins().build(name, doc.root(), doc.root());
+}
+
+}  // namespace stepsim::collectives::testing
