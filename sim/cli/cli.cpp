@@ -41,6 +41,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
 
   std::vector<Command> commands;
+  commands.push_back(add_run_command(app));
   commands.push_back(add_check_command(app));
   commands.push_back(add_topo_command(app));
 

@@ -1,26 +1,72 @@
 #include "sim/scenario/scenario.hpp"
 
+#include "sim/collectives/algorithm_registry.hpp"
 #include "sim/common/input_error.hpp"
+#include "topology/load_topology.hpp"
 
 namespace stepsim {
 
-Scenario load_scenario(const std::filesystem::path& file,
-                       const std::vector<std::string>& overrides) {
-  Scenario s{file, config::Document::load_file(file), file.stem().string(), ""};
-  for (const auto& o : overrides)
-    s.document.apply_override(o);
+NetworkSettings parse_network_settings(const config::Node* network) {
+  NetworkSettings s;
+  if (network == nullptr || network->is_null()) return s;
+  network->allow_keys({"algorithm", "calibration", "chunk_size", "max_chunks", "channels",
+                       "step_latency", "op_latency", "ecmp"});
+  if (auto n = network->find("algorithm")) {
+    s.algorithm = n->as_choice(collectives::builtin_algorithms().names());
+  }
+  if (auto n = network->find("calibration")) {
+    s.calibrated = n->as_choice({"calibrated", "line-rate"}) == "calibrated";
+    s.calibration =
+        s.calibrated ? collectives::calibrated_presets() : collectives::line_rate_presets();
+    s.plan = s.calibration.plan_options();
+  }
+  if (auto n = network->find("chunk_size")) s.plan.chunk_size = n->as_bytes(Bytes(1));
+  if (auto n = network->find("max_chunks")) {
+    s.plan.max_chunks = static_cast<std::uint32_t>(n->as_int(1, 4096));
+  }
+  if (auto n = network->find("channels")) {
+    s.plan.channels = static_cast<std::uint32_t>(n->as_int(0, 1024));
+  }
+  if (auto n = network->find("step_latency")) s.plan.step_latency = n->as_time();
+  if (auto n = network->find("op_latency")) s.plan.op_latency = n->as_time();
+  if (auto n = network->find("ecmp")) {
+    s.ecmp = n->as_choice({"hash", "spread"}) == "hash" ? topology::EcmpMode::kHash
+                                                        : topology::EcmpMode::kSpread;
+  }
+  return s;
+}
 
-  const config::Node root = s.document.root();
-  if (root.is_null())
-    root.fail_with("the scenario is empty; it needs at least 'topology' and 'model'");
+Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+  config::Document document = config::Document::load_file(file);
+  for (const auto& o : overrides) document.apply_override(o);
+
+  const config::Node root = document.root();
+  if (root.is_null()) root.fail_with("the scenario is empty; it needs at least 'topology' and 'model'");
   if (!root.is_map()) root.fail("a map with the keys topology, model, parallelism, training");
   root.allow_keys({"name", "description", "topology", "model", "parallelism", "training", "compute",
                    "network"});
-  root.at("topology");
+  const config::Node topology_node = root.at("topology");
   root.at("model");
-  if (auto n = root.find("name")) s.name = n->as_string();
-  if (auto n = root.find("description")) s.description = n->as_string();
-  return s;
+  std::string name = file.stem().string();
+  std::string description;
+  if (auto n = root.find("name")) name = n->as_string();
+  if (auto n = root.find("description")) description = n->as_string();
+
+  workloads::WorkloadSpec workload = workloads::parse_workload(root);
+  const auto network_node = root.find("network");
+  NetworkSettings network = parse_network_settings(network_node ? &*network_node : nullptr);
+  topology::Topology topology = topology::load_topology(topology_node);
+  workloads::validate_layout(workload, static_cast<int>(topology.accelerators().size()));
+  std::string topology_spec = topology_node.is_scalar() ? topology_node.as_string() : topology.name();
+
+  return Scenario{file,
+                  std::move(document),
+                  std::move(name),
+                  std::move(description),
+                  std::move(topology),
+                  std::move(topology_spec),
+                  std::move(workload),
+                  std::move(network)};
 }
 
 }  // namespace stepsim

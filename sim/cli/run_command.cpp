@@ -1,0 +1,64 @@
+// `stepsim run SCENARIO`: simulates one training step and prints where the time goes; optionally
+// writes the JSON report and a Chrome trace.
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <fmt/format.h>
+#include <fstream>
+#include <memory>
+#include <ostream>
+
+#include "sim/cli/command.hpp"
+#include "sim/common/input_error.hpp"
+#include "sim/run/simulate.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace stepsim::cli {
+
+void write_json_file(const std::string& path, const nlohmann::ordered_json& json) {
+  std::ofstream out(path);
+  if (!out) throw InputError(fmt::format("cannot write '{}': no such directory or not writable", path));
+  out << json.dump(2) << '\n';
+  if (!out) throw InputError(fmt::format("writing '{}' failed (disk full?)", path));
+}
+
+Command add_run_command(CLI::App& app) {
+  struct Options {
+    std::string file;
+    std::vector<std::string> overrides;
+    std::string report;
+    std::string trace;
+    std::string trace_ranks = "all";
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("run", "Simulate one training step of a scenario");
+  sub->add_option("scenario", options->file, "Scenario YAML file")->required();
+  add_override_option(*sub, options->overrides);
+  sub->add_option("--report", options->report, "Write the JSON report here (docs/report-schema.md)")
+      ->type_name("FILE.json");
+  sub->add_option("--trace", options->trace,
+                  "Write a Chrome trace (open in Perfetto); .json.gz compresses it")
+      ->type_name("FILE.json[.gz]");
+  sub->add_option("--trace-ranks", options->trace_ranks,
+                  "Ranks in the trace: all, N (the first N), or a list like 0-7,64")
+      ->type_name("RANKS");
+  return {sub, [options](Context& ctx) {
+            const auto started = std::chrono::steady_clock::now();
+            const Scenario scenario = load_scenario(options->file, options->overrides);
+            ctx.log.debug("scenario '{}' loaded: {} accelerators", scenario.name,
+                          scenario.topology.accelerators().size());
+            SimulateOptions simulate;
+            if (!options->trace.empty()) simulate.trace = options->trace;
+            simulate.trace_ranks = options->trace_ranks;
+            if (ctx.err_is_terminal) ctx.err << "stepsim: simulating...\r" << std::flush;
+            const StepReport report = simulate_step(scenario, simulate);
+            if (ctx.err_is_terminal) ctx.err << "                      \r" << std::flush;
+            print_summary(ctx.out, report);
+            if (!options->report.empty()) write_json_file(options->report, to_json(report));
+            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            ctx.log.info("simulated in {:.2f} s of wall time", wall);
+            return 0;
+          }};
+}
+
+}  // namespace stepsim::cli

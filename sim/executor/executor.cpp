@@ -1,0 +1,553 @@
+#include "sim/executor/executor.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "sim/collectives/algorithm_registry.hpp"
+#include "sim/collectives/placement.hpp"
+#include "sim/collectives/topology_network.hpp"
+#include "sim/engine/flow_network.hpp"
+#include "sim/engine/simulator.hpp"
+#include "sim/executor/op_label.hpp"
+#include "topology/router.hpp"
+
+namespace stepsim::executor {
+namespace {
+
+using workloads::CollectiveKind;
+using workloads::Op;
+using workloads::OpKind;
+using workloads::ParallelDim;
+using workloads::Program;
+
+constexpr std::size_t kStreams = static_cast<std::size_t>(workloads::Stream::kCount);
+constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+// Breakdown categories, in priority order (a lower value wins where several overlap).
+constexpr std::uint8_t kCategoryCompute = 0;
+constexpr std::uint8_t kCategoryCommBase = 1;  // + ParallelDim
+constexpr std::uint8_t kCategoryBubble = kCategoryCommBase + kDimensionCount;
+constexpr std::uint8_t kCategoryWait = kCategoryBubble + 1;
+constexpr std::size_t kCategories = kCategoryWait + 1;
+
+struct Interval {
+  Time start;
+  Time end;
+  std::uint8_t category;
+};
+
+collectives::OpKind to_collective(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return collectives::OpKind::kAllReduce;
+    case CollectiveKind::kAllGather:
+      return collectives::OpKind::kAllGather;
+    case CollectiveKind::kReduceScatter:
+      return collectives::OpKind::kReduceScatter;
+    case CollectiveKind::kAllToAll:
+      return collectives::OpKind::kAllToAll;
+    case CollectiveKind::kAllToAllv:
+      return collectives::OpKind::kAllToAllv;
+    case CollectiveKind::kBroadcast:
+      return collectives::OpKind::kBroadcast;
+    case CollectiveKind::kReduce:
+      return collectives::OpKind::kReduce;
+    case CollectiveKind::kSend:
+    case CollectiveKind::kRecv:
+    case CollectiveKind::kNone:
+      break;
+  }
+  return collectives::OpKind::kSendRecv;
+}
+
+std::size_t dim_index(ParallelDim d) { return static_cast<std::size_t>(d); }
+
+// Splits [0, step) among the categories of `intervals`, the highest-priority active one taking
+// each instant; time covered by none is idle.
+RankBreakdown sweep(int rank, std::vector<Interval>& intervals, Time step) {
+  struct Edge {
+    std::int64_t at;
+    int delta;
+    std::uint8_t category;
+  };
+  std::vector<Edge> edges;
+  edges.reserve(intervals.size() * 2);
+  for (const auto& iv : intervals) {
+    if (iv.end <= iv.start) continue;
+    edges.push_back({iv.start.picoseconds(), +1, iv.category});
+    edges.push_back({iv.end.picoseconds(), -1, iv.category});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    return a.at != b.at ? a.at < b.at : a.category < b.category;
+  });
+  std::array<std::int64_t, kCategories> ps{};
+  std::array<int, kCategories> active{};
+  std::int64_t idle = 0;
+  std::int64_t last = 0;
+  for (const auto& e : edges) {
+    if (e.at > last) {
+      const std::int64_t span = e.at - last;
+      std::size_t c = 0;
+      while (c < kCategories && active[c] == 0) ++c;
+      if (c < kCategories) {
+        ps[c] += span;
+      } else {
+        idle += span;
+      }
+      last = e.at;
+    }
+    active[e.category] += e.delta;
+  }
+  idle += std::max<std::int64_t>(0, step.picoseconds() - last);
+  RankBreakdown b;
+  b.rank = rank;
+  b.compute = Time::ps(ps[kCategoryCompute]);
+  for (std::size_t d = 0; d < kDimensionCount; ++d) b.exposed[d] = Time::ps(ps[kCategoryCommBase + d]);
+  b.bubble = Time::ps(ps[kCategoryBubble]);
+  b.wait = Time::ps(ps[kCategoryWait]);
+  b.idle = Time::ps(idle);
+  return b;
+}
+
+}  // namespace
+
+Time RankBreakdown::total() const {
+  Time t = compute + bubble + wait + idle;
+  for (const auto& e : exposed) t += e;
+  return t;
+}
+
+class Executor::Impl {
+ public:
+  Impl(const workloads::Workload& workload, const topology::Topology& topology,
+       ExecutorOptions options, OpListener* listener)
+      : workload_(workload),
+        topology_(topology),
+        options_(std::move(options)),
+        listener_(listener),
+        network_(sim_, engine::FlowNetworkOptions{false, options_.utilization_sample_interval >
+                                                            Time::zero()}),
+        router_(topology_),
+        links_(collectives::add_topology_links(network_, topology_, options_.calibration)),
+        runner_(sim_, network_, topology_, router_, links_, options_.runner),
+        registry_(collectives::builtin_algorithms()),
+        algorithm_(registry_.create(options_.algorithm)) {
+    const int world = workload_.world_size();
+    if (static_cast<std::size_t>(world) > topology_.accelerators().size()) {
+      throw std::logic_error("executor: more ranks than accelerators (validate_layout first)");
+    }
+    const int stages = workload_.spec().parallel.pp;
+    stage_streams_.resize(static_cast<std::size_t>(stages));
+    for (int s = 0; s < stages; ++s) {
+      const Program& program = workload_.stage_program(s);
+      auto& streams = stage_streams_[static_cast<std::size_t>(s)];
+      for (std::uint32_t i = 0; i < program.ops.size(); ++i) {
+        streams[static_cast<std::size_t>(program.ops[i].stream)].push_back(i);
+      }
+    }
+    ranks_.resize(static_cast<std::size_t>(world));
+    std::size_t offset = 0;
+    for (int r = 0; r < world; ++r) {
+      auto& state = ranks_[static_cast<std::size_t>(r)];
+      state.done_offset = offset;
+      state.left = static_cast<std::uint32_t>(workload_.program(r).ops.size());
+      offset += state.left;
+    }
+    done_.assign(offset, 0);
+    for (std::size_t i = 0; i < options_.detail_ranks.size(); ++i) {
+      const int r = options_.detail_ranks[i];
+      if (r < 0 || r >= world) {
+        throw std::logic_error(fmt::format("executor: detail rank {} out of range", r));
+      }
+      ranks_[static_cast<std::size_t>(r)].detail = static_cast<int>(i);
+    }
+    detail_intervals_.resize(options_.detail_ranks.size());
+    placements_.resize(workload_.ranks().group_count());
+  }
+
+  ExecutionResult run() {
+    for (int r = 0; r < workload_.world_size(); ++r) advance(r);
+    sim_.run();
+    ExecutionResult result;
+    result.rank_end.resize(ranks_.size());
+    std::vector<int> stalled;
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      result.rank_end[r] = ranks_[r].end;
+      result.step_time = std::max(result.step_time, ranks_[r].end);
+      if (ranks_[r].left > 0) stalled.push_back(static_cast<int>(r));
+    }
+    if (!stalled.empty()) throw ExecutionStalled(describe_stall(stalled));
+    result.traffic = traffic_;
+    for (std::size_t i = 0; i < options_.detail_ranks.size(); ++i) {
+      result.breakdowns.push_back(
+          sweep(options_.detail_ranks[i], detail_intervals_[i], result.step_time));
+    }
+    result.operations = operations_;
+    result.flows = flows_;
+    result.events = sim_.events_processed();
+    return result;
+  }
+
+  const engine::FlowNetwork& network() const { return network_; }
+  const collectives::NetworkLinks& links() const { return links_; }
+
+ private:
+  struct RankState {
+    std::array<std::uint32_t, kStreams> cursor{};
+    std::array<Time, kStreams> issued{};
+    std::array<bool, kStreams> busy{};
+    std::size_t done_offset = 0;
+    std::uint32_t left = 0;
+    Time end;
+    int detail = -1;
+  };
+  struct PendingCollective {
+    std::uint32_t arrived = 0;
+    std::vector<std::uint32_t> op_index;  // per member position
+    std::vector<Time> issued;
+  };
+  struct PendingTransfer {
+    std::uint32_t send_op = kNone;
+    std::uint32_t recv_op = kNone;
+    Time send_issued;
+    Time recv_issued;
+  };
+  struct TransferKey {
+    std::uint64_t pair;  // sender * world + receiver
+    std::uint32_t seq;
+    bool operator==(const TransferKey&) const = default;
+  };
+  struct TransferKeyHash {
+    std::size_t operator()(const TransferKey& k) const {
+      return std::hash<std::uint64_t>()(k.pair * 0x9E3779B97F4A7C15ull ^ k.seq);
+    }
+  };
+  struct PlanKey {
+    std::uint32_t group;
+    std::uint8_t kind;
+    std::int64_t bytes;
+    std::uint32_t matrix;
+    auto operator<=>(const PlanKey&) const = default;
+  };
+  struct CachedPlan {
+    std::shared_ptr<const collectives::Plan> plan;
+    Bytes wire;             // bytes the members send
+    std::string algorithm;  // the algorithm that built it (`auto` resolved)
+  };
+  // A started collective or transfer: who to complete when it is done.
+  struct Started {
+    std::vector<int> ranks;
+    std::vector<std::uint32_t> op_index;
+    std::vector<Time> issued;
+    Time start;
+    std::uint64_t transfer = 0;
+    const char* algorithm = "";
+  };
+
+  void advance(int rank) {
+    RankState& r = ranks_[static_cast<std::size_t>(rank)];
+    const Program& program = workload_.program(rank);
+    const auto& streams = stage_streams_[static_cast<std::size_t>(workload_.ranks().stage(rank))];
+    for (std::size_t s = 0; s < kStreams; ++s) {
+      if (r.busy[s] || r.cursor[s] >= streams[s].size()) continue;
+      const std::uint32_t index = streams[s][r.cursor[s]];
+      const Op& op = program.ops[index];
+      bool ready = true;
+      for (std::uint32_t d : program.deps_of(op)) {
+        if (done_[r.done_offset + d] == 0) {
+          ready = false;
+          break;
+        }
+      }
+      if (!ready) continue;
+      r.busy[s] = true;
+      r.issued[s] = sim_.now();
+      issue(rank, index, op);
+    }
+  }
+
+  void issue(int rank, std::uint32_t index, const Op& op) {
+    switch (op.kind) {
+      case OpKind::kCompute:
+        sim_.schedule_after(op.duration, [this, rank, index] {
+          const Time now = sim_.now();
+          const Time issued =
+              ranks_[static_cast<std::size_t>(rank)].issued[static_cast<std::size_t>(
+                  workload_.program(rank).ops[index].stream)];
+          finish(rank, index, issued, issued, now, 0, -1, "");
+        });
+        return;
+      case OpKind::kCollective:
+        issue_collective(rank, index, op);
+        return;
+      case OpKind::kSend:
+      case OpKind::kRecv:
+        issue_transfer(rank, index, op);
+        return;
+    }
+  }
+
+  void issue_collective(int rank, std::uint32_t index, const Op& op) {
+    const workloads::GroupId group = workload_.group(rank, op);
+    const auto members = workload_.ranks().members(group);
+    const std::size_t n = members.size();
+    if (n == 1) {
+      sim_.schedule_after(Time::zero(), [this, rank, index] {
+        finish(rank, index, sim_.now(), sim_.now(), sim_.now(), 0, -1, "");
+      });
+      return;
+    }
+    const std::uint64_t key = (static_cast<std::uint64_t>(group.value) << 32) | op.seq;
+    PendingCollective& p = pending_collectives_[key];
+    if (p.op_index.empty()) {
+      p.op_index.assign(n, kNone);
+      p.issued.resize(n);
+    }
+    const auto position = static_cast<std::size_t>(workload_.ranks().index_in_group(rank, op.group));
+    p.op_index[position] = index;
+    p.issued[position] = sim_.now();
+    if (++p.arrived < n) return;
+
+    auto started = std::make_shared<Started>();
+    started->ranks.assign(members.begin(), members.end());
+    started->op_index = std::move(p.op_index);
+    started->issued = std::move(p.issued);
+    started->start = sim_.now();
+    pending_collectives_.erase(key);
+
+    const CachedPlan& cached = plan_for(group, op);
+    started->algorithm = cached.algorithm.c_str();
+    flows_ += cached.plan->size();
+    account(op, static_cast<std::int64_t>(n), cached.wire);
+    runner_.start(cached.plan, placement(group), [this, started](Time) { complete(*started); });
+  }
+
+  void issue_transfer(int rank, std::uint32_t index, const Op& op) {
+    const int peer = workload_.peer(rank, op);
+    const bool is_send = op.kind == OpKind::kSend;
+    const int sender = is_send ? rank : peer;
+    const int receiver = is_send ? peer : rank;
+    const TransferKey key{static_cast<std::uint64_t>(sender) *
+                                  static_cast<std::uint64_t>(workload_.world_size()) +
+                              static_cast<std::uint64_t>(receiver),
+                          op.seq};
+    PendingTransfer& p = pending_transfers_[key];
+    (is_send ? p.send_op : p.recv_op) = index;
+    (is_send ? p.send_issued : p.recv_issued) = sim_.now();
+    if (p.send_op == kNone || p.recv_op == kNone) return;
+
+    auto started = std::make_shared<Started>();
+    started->ranks = {sender, receiver};
+    started->op_index = {p.send_op, p.recv_op};
+    started->issued = {p.send_issued, p.recv_issued};
+    started->start = sim_.now();
+    started->transfer = ++transfers_;
+    pending_transfers_.erase(key);
+
+    const std::vector<std::uint32_t> pair{static_cast<std::uint32_t>(sender),
+                                          static_cast<std::uint32_t>(receiver)};
+    collectives::Placement placement = collectives::place_group(topology_, pair);
+    const auto plan = transfer_plan(Bytes(op.bytes));
+    flows_ += plan->size();
+    account(op, 1, Bytes(op.bytes));
+    runner_.start(plan, placement, [this, started](Time) { complete(*started); });
+  }
+
+  void account(const Op& op, std::int64_t members, Bytes wire) {
+    DimensionTraffic& t = traffic_[dim_index(op.dim)];
+    t.collectives += members;
+    t.payload += Bytes(op.bytes) * members;
+    t.wire += wire;
+  }
+
+  void complete(const Started& started) {
+    const Time now = sim_.now();
+    for (std::size_t i = 0; i < started.ranks.size(); ++i) {
+      const int peer = started.ranks.size() == 2 && started.transfer != 0
+                           ? started.ranks[1 - i]
+                           : -1;
+      finish(started.ranks[i], started.op_index[i], started.issued[i], started.start, now,
+             started.transfer, peer, started.algorithm);
+    }
+  }
+
+  void finish(int rank, std::uint32_t index, Time issued, Time start, Time end,
+              std::uint64_t transfer, int peer, const char* algorithm) {
+    RankState& r = ranks_[static_cast<std::size_t>(rank)];
+    const Op& op = workload_.program(rank).ops[index];
+    const auto s = static_cast<std::size_t>(op.stream);
+    done_[r.done_offset + index] = 1;
+    r.busy[s] = false;
+    ++r.cursor[s];
+    --r.left;
+    r.end = std::max(r.end, end);
+    ++operations_;
+    if (r.detail >= 0) record(r.detail, op, issued, start, end);
+    if (listener_ != nullptr) {
+      OpRecord rec;
+      rec.rank = rank;
+      rec.index = index;
+      rec.op = &op;
+      rec.issued = issued;
+      rec.start = start;
+      rec.end = end;
+      rec.peer = peer;
+      rec.transfer = transfer;
+      rec.algorithm = algorithm;
+      listener_->on_op(rec);
+    }
+    advance(rank);
+  }
+
+  void record(int detail, const Op& op, Time issued, Time start, Time end) {
+    auto& intervals = detail_intervals_[static_cast<std::size_t>(detail)];
+    if (op.kind == OpKind::kCompute) {
+      intervals.push_back({start, end, kCategoryCompute});
+      return;
+    }
+    const bool pipeline = op.dim == ParallelDim::kPp;
+    if (start > issued) intervals.push_back({issued, start, pipeline ? kCategoryBubble : kCategoryWait});
+    intervals.push_back(
+        {start, end, static_cast<std::uint8_t>(kCategoryCommBase + dim_index(op.dim))});
+  }
+
+  const collectives::Placement& placement(workloads::GroupId group) {
+    auto& slot = placements_[group.value];
+    if (!slot) {
+      const auto members = workload_.ranks().members(group);
+      std::vector<std::uint32_t> ranks(members.begin(), members.end());
+      slot = collectives::place_group(topology_, ranks);
+    }
+    return *slot;
+  }
+
+  const CachedPlan& plan_for(workloads::GroupId group, const Op& op) {
+    const PlanKey key{group.value, static_cast<std::uint8_t>(op.collective), op.bytes, op.matrix};
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return it->second;
+    collectives::Operation operation;
+    operation.kind = to_collective(op.collective);
+    operation.size = Bytes(op.bytes);
+    if (operation.kind == collectives::OpKind::kAllToAllv) {
+      const auto& matrix = workload_.traffic_matrix(op.matrix);
+      operation.matrix.reserve(matrix.size());
+      std::int64_t largest_row = 0;
+      const auto n = static_cast<std::size_t>(workload_.ranks().members(group).size());
+      for (std::size_t row = 0; row < n; ++row) {
+        std::int64_t sum = 0;
+        for (std::size_t col = 0; col < n; ++col) sum += matrix[row * n + col];
+        largest_row = std::max(largest_row, sum);
+      }
+      for (std::int64_t b : matrix) operation.matrix.emplace_back(b);
+      operation.size = Bytes(largest_row);
+    }
+    const collectives::Placement& where = placement(group);
+    const collectives::GroupShape shape = collectives::group_shape(topology_, where);
+    auto plan = std::make_shared<const collectives::Plan>(
+        algorithm_->plan(operation, shape, options_.plan));
+    Bytes wire;
+    for (const auto& t : plan->transfers()) {
+      if (!t.src.is_switch() && !t.is_join()) wire += t.bytes;
+    }
+    std::string name(algorithm_->resolve(operation, shape));
+    return plans_.emplace(key, CachedPlan{std::move(plan), wire, std::move(name)}).first->second;
+  }
+
+  std::shared_ptr<const collectives::Plan> transfer_plan(Bytes bytes) {
+    auto it = transfer_plans_.find(bytes.count());
+    if (it != transfer_plans_.end()) return it->second;
+    collectives::Operation operation;
+    operation.kind = collectives::OpKind::kSendRecv;
+    operation.size = bytes;
+    operation.root = 0;
+    operation.peer = 1;
+    auto plan = std::make_shared<const collectives::Plan>(
+        algorithm_->plan(operation, collectives::GroupShape::single_domain(2), options_.plan));
+    return transfer_plans_.emplace(bytes.count(), std::move(plan)).first->second;
+  }
+
+  std::string describe_stall(const std::vector<int>& stalled) const {
+    std::string text = fmt::format(
+        "the step stalled at {}: {} of {} ranks have operations that can never start "
+        "(mismatched collectives or a dependency cycle)",
+        format_time(sim_.now()), stalled.size(), ranks_.size());
+    std::size_t shown = 0;
+    for (int rank : stalled) {
+      if (shown++ == 8) {
+        text += fmt::format("\n  ... and {} more ranks", stalled.size() - 8);
+        break;
+      }
+      const RankState& r = ranks_[static_cast<std::size_t>(rank)];
+      const Program& program = workload_.program(rank);
+      const auto& streams = stage_streams_[static_cast<std::size_t>(workload_.ranks().stage(rank))];
+      for (std::size_t s = 0; s < kStreams; ++s) {
+        if (r.cursor[s] >= streams[s].size()) continue;
+        const Op& op = program.ops[streams[s][r.cursor[s]]];
+        text += fmt::format("\n  rank {}: {} {} ({})", rank,
+                            r.busy[s] ? "waits in" : "cannot issue", op_label(op),
+                            r.busy[s] ? waiting_for(rank, op) : "its dependencies never completed");
+      }
+    }
+    return text;
+  }
+
+  std::string waiting_for(int rank, const Op& op) const {
+    if (op.kind == OpKind::kCollective) {
+      const auto group = workload_.group(rank, op);
+      const auto members = workload_.ranks().members(group);
+      const std::uint64_t key = (static_cast<std::uint64_t>(group.value) << 32) | op.seq;
+      auto it = pending_collectives_.find(key);
+      std::vector<int> missing;
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        if (it == pending_collectives_.end() || it->second.op_index[i] == kNone) {
+          missing.push_back(members[i]);
+        }
+      }
+      return fmt::format("waits for ranks {} to reach it", fmt::join(missing, ","));
+    }
+    return fmt::format("waits for rank {}", workload_.peer(rank, op));
+  }
+
+  const workloads::Workload& workload_;
+  const topology::Topology& topology_;
+  ExecutorOptions options_;
+  OpListener* listener_;
+  engine::Simulator sim_;
+  engine::FlowNetwork network_;
+  topology::Router router_;
+  collectives::NetworkLinks links_;
+  collectives::CollectiveRunner runner_;
+  collectives::AlgorithmRegistry registry_;
+  std::unique_ptr<collectives::Algorithm> algorithm_;
+
+  std::vector<std::array<std::vector<std::uint32_t>, kStreams>> stage_streams_;
+  std::vector<RankState> ranks_;
+  std::vector<std::uint8_t> done_;
+  std::unordered_map<std::uint64_t, PendingCollective> pending_collectives_;
+  std::unordered_map<TransferKey, PendingTransfer, TransferKeyHash> pending_transfers_;
+  std::vector<std::optional<collectives::Placement>> placements_;
+  std::map<PlanKey, CachedPlan> plans_;
+  std::map<std::int64_t, std::shared_ptr<const collectives::Plan>> transfer_plans_;
+  std::vector<std::vector<Interval>> detail_intervals_;
+  std::array<DimensionTraffic, kDimensionCount> traffic_{};
+  std::uint64_t operations_ = 0;
+  std::uint64_t flows_ = 0;
+  std::uint64_t transfers_ = 0;
+};
+
+Executor::Executor(const workloads::Workload& workload, const topology::Topology& topology,
+                   ExecutorOptions options, OpListener* listener)
+    : impl_(std::make_unique<Impl>(workload, topology, std::move(options), listener)) {}
+
+Executor::~Executor() = default;
+
+ExecutionResult Executor::run() { return impl_->run(); }
+
+const engine::FlowNetwork& Executor::network() const { return impl_->network(); }
+
+const collectives::NetworkLinks& Executor::links() const { return impl_->links(); }
+
+}  // namespace stepsim::executor

@@ -1,0 +1,24 @@
+// One simulated training step from a validated scenario: generate the workload, run it on the
+// topology with the executor, and build the report (and the trace, when asked).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "sim/run/step_report.hpp"
+
+namespace stepsim {
+
+struct Scenario;
+
+struct SimulateOptions {
+  std::optional<std::filesystem::path> trace;  // write a Chrome trace here
+  std::string trace_ranks = "all";             // which ranks the trace shows
+  std::size_t trace_links = 10;                // counter tracks for this many busiest links
+};
+
+StepReport simulate_step(const Scenario& scenario, const SimulateOptions& options = {});
+
+}  // namespace stepsim

@@ -1,0 +1,114 @@
+#include "sim/run/trace_listener.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/collectives/placement.hpp"
+#include "sim/common/input_error.hpp"
+#include "sim/executor/op_label.hpp"
+
+namespace stepsim {
+namespace {
+
+constexpr int kStreams = static_cast<int>(workloads::Stream::kCount);
+// Thread ids: one per stream; waits get the stream's id + kWaitOffset so they never overlap the
+// operation that follows on the same stream.
+constexpr int kWaitOffset = 100;
+
+std::string_view category(const workloads::Op& op) {
+  return op.kind == workloads::OpKind::kCompute ? "compute"
+                                                : workloads::to_string(op.dim);
+}
+
+}  // namespace
+
+std::vector<int> parse_trace_ranks(const std::string& text, int world_size) {
+  std::vector<int> ranks;
+  if (text.empty() || text == "all") return ranks;
+  for (auto r : collectives::parse_ranks(text, static_cast<std::uint32_t>(world_size))) {
+    ranks.push_back(static_cast<int>(r));
+  }
+  return ranks;
+}
+
+TraceListener::TraceListener(const std::filesystem::path& path, const workloads::Workload& workload,
+                             const topology::Topology& topology, std::vector<int> ranks)
+    : writer_(path), workload_(workload), topology_(topology) {
+  const int world = workload.world_size();
+  traced_.assign(static_cast<std::size_t>(world), ranks.empty());
+  for (int r : ranks) traced_[static_cast<std::size_t>(r)] = true;
+  const auto& spec = workload.spec().parallel;
+  for (int r = 0; r < world; ++r) {
+    if (!traced(r)) continue;
+    const auto& rm = workload.ranks();
+    std::string name = fmt::format("rank {} ({}) tp{} pp{} dp{}", r,
+                                   topology.name(topology.accelerators()[static_cast<std::size_t>(r)]),
+                                   rm.coordinate(r, workloads::OrderDim::kTp),
+                                   rm.coordinate(r, workloads::OrderDim::kPp),
+                                   rm.coordinate(r, workloads::OrderDim::kDp));
+    if (spec.cp > 1) name += fmt::format(" cp{}", rm.coordinate(r, workloads::OrderDim::kCp));
+    if (spec.ep > 1) name += fmt::format(" ep{}", rm.coordinate(r, workloads::OrderDim::kEp));
+    writer_.process_name(r, name);
+    writer_.process_sort_index(r, r);
+    for (int s = 0; s < kStreams; ++s) {
+      const auto stream = std::string(workloads::to_string(static_cast<workloads::Stream>(s)));
+      writer_.thread_name(r, s, stream);
+      writer_.thread_sort_index(r, s, 2 * s);
+      if (s != 0) {
+        writer_.thread_name(r, s + kWaitOffset, stream + " (waiting)");
+        writer_.thread_sort_index(r, s + kWaitOffset, 2 * s + 1);
+      }
+    }
+  }
+}
+
+void TraceListener::on_op(const executor::OpRecord& rec) {
+  if (!traced(rec.rank)) return;
+  const workloads::Op& op = *rec.op;
+  const int tid = static_cast<int>(op.stream);
+  label_ = executor::op_label(op);
+  if (op.kind == workloads::OpKind::kCompute) {
+    writer_.complete(rec.rank, tid, label_, "compute", rec.start, rec.end - rec.start,
+                     {{"layer", std::int64_t{op.layer}},
+                      {"micro_batch", std::int64_t{op.micro_batch}},
+                      {"flops", op.flops},
+                      {"hbm_bytes", op.bytes}});
+    return;
+  }
+  if (rec.start > rec.issued) {
+    writer_.complete(rec.rank, tid + kWaitOffset, "wait: " + label_, "wait", rec.issued,
+                     rec.start - rec.issued);
+  }
+  std::vector<output::TraceArg> args{{"layer", std::int64_t{op.layer}},
+                                     {"micro_batch", std::int64_t{op.micro_batch}},
+                                     {"bytes", op.bytes},
+                                     {"collective", workloads::to_string(op.collective)}};
+  if (rec.algorithm != nullptr && *rec.algorithm != '\0') {
+    args.push_back({"algorithm", std::string_view(rec.algorithm)});
+  }
+  if (rec.peer >= 0) args.push_back({"peer", std::int64_t{rec.peer}});
+  writer_.complete(rec.rank, tid, label_, category(op), rec.start, rec.end - rec.start, args);
+  // An arrow from the send to its receive, when both sides are traced.
+  if (rec.transfer != 0 && traced(rec.peer)) {
+    if (op.kind == workloads::OpKind::kSend) {
+      writer_.flow_start(rec.rank, tid, rec.transfer, "transfer", rec.start);
+    } else {
+      writer_.flow_end(rec.rank, tid, rec.transfer, "transfer", rec.start);
+    }
+  }
+}
+
+void TraceListener::finish(const executor::Executor& executor,
+                           const std::vector<std::uint32_t>& links) {
+  const int pid = workload_.world_size();
+  writer_.process_name(pid, "busiest links");
+  writer_.process_sort_index(pid, -1);
+  for (std::uint32_t l : links) {
+    const std::string name = topology_.describe(topology::LinkIndex{l});
+    for (const auto& sample : executor.network().utilization_samples(engine::LinkId{l})) {
+      writer_.counter(pid, name, "utilization", sample.time, sample.utilization);
+    }
+  }
+  writer_.close();
+}
+
+}  // namespace stepsim

@@ -1,0 +1,41 @@
+// Writes the step's timeline as a Chrome trace while the executor runs: one process per traced
+// rank, named with its accelerator and parallel coordinates; one thread per stream; a complete
+// event per operation (with layer, micro-batch, bytes, FLOPs, algorithm); flow arrows from each
+// send to its receive; waits before collectives as their own slices. After the run, counter
+// tracks with the utilization of the busiest links.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sim/executor/executor.hpp"
+#include "sim/output/trace_writer.hpp"
+#include "topology/topology.hpp"
+#include "workloads/workload.hpp"
+
+namespace stepsim {
+
+class TraceListener final : public executor::OpListener {
+ public:
+  // `ranks` selects the traced ranks (all when empty).
+  TraceListener(const std::filesystem::path& path, const workloads::Workload& workload,
+                const topology::Topology& topology, std::vector<int> ranks);
+  ~TraceListener() = default;
+  void on_op(const executor::OpRecord& record) override;
+  // Adds counter tracks for the `links` (topology link indices) and closes the file.
+  void finish(const executor::Executor& executor, const std::vector<std::uint32_t>& links);
+
+ private:
+  bool traced(int rank) const { return rank >= 0 && rank < static_cast<int>(traced_.size()) && traced_[rank]; }
+  output::TraceWriter writer_;
+  const workloads::Workload& workload_;
+  const topology::Topology& topology_;
+  std::vector<bool> traced_;
+  std::string label_;
+};
+
+// Parses --trace-ranks: "all", "N" (ranks 0..N-1), or a list of ranks and ranges "0-7,64".
+std::vector<int> parse_trace_ranks(const std::string& text, int world_size);
+
+}  // namespace stepsim
