@@ -1,9 +1,9 @@
 // `stepsim run SCENARIO`: simulates one training step and prints where the time goes; optionally
 // writes the JSON report and a Chrome trace.
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <fmt/format.h>
 #include <fstream>
 #include <memory>
 #include <ostream>
@@ -17,7 +17,8 @@ namespace stepsim::cli {
 
 void write_json_file(const std::string& path, const nlohmann::ordered_json& json) {
   std::ofstream out(path);
-  if (!out) throw InputError(fmt::format("cannot write '{}': no such directory or not writable", path));
+  if (!out)
+    throw InputError(fmt::format("cannot write '{}': no such directory or not writable", path));
   out << json.dump(2) << '\n';
   if (!out) throw InputError(fmt::format("writing '{}' failed (disk full?)", path));
 }
@@ -55,8 +56,10 @@ Command add_run_command(CLI::App& app) {
             if (ctx.err_is_terminal) ctx.err << "                      \r" << std::flush;
             print_summary(ctx.out, report);
             if (!options->report.empty()) write_json_file(options->report, to_json(report));
-            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            ctx.log.info("simulated in {:.2f} s of wall time", wall);
+            const double wall =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            ctx.out.flush();
+            ctx.log.debug("simulated in {:.2f} s of wall time", wall);
             return 0;
           }};
 }

@@ -1,7 +1,7 @@
 #include "sim/executor/executor.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -63,7 +63,9 @@ collectives::OpKind to_collective(CollectiveKind kind) {
   return collectives::OpKind::kSendRecv;
 }
 
-std::size_t dim_index(ParallelDim d) { return static_cast<std::size_t>(d); }
+std::size_t dim_index(ParallelDim d) {
+  return static_cast<std::size_t>(d);
+}
 
 // Splits [0, step) among the categories of `intervals`, the highest-priority active one taking
 // each instant; time covered by none is idle.
@@ -91,7 +93,8 @@ RankBreakdown sweep(int rank, std::vector<Interval>& intervals, Time step) {
     if (e.at > last) {
       const std::int64_t span = e.at - last;
       std::size_t c = 0;
-      while (c < kCategories && active[c] == 0) ++c;
+      while (c < kCategories && active[c] == 0)
+        ++c;
       if (c < kCategories) {
         ps[c] += span;
       } else {
@@ -105,7 +108,8 @@ RankBreakdown sweep(int rank, std::vector<Interval>& intervals, Time step) {
   RankBreakdown b;
   b.rank = rank;
   b.compute = Time::ps(ps[kCategoryCompute]);
-  for (std::size_t d = 0; d < kDimensionCount; ++d) b.exposed[d] = Time::ps(ps[kCategoryCommBase + d]);
+  for (std::size_t d = 0; d < kDimensionCount; ++d)
+    b.exposed[d] = Time::ps(ps[kCategoryCommBase + d]);
   b.bubble = Time::ps(ps[kCategoryBubble]);
   b.wait = Time::ps(ps[kCategoryWait]);
   b.idle = Time::ps(idle);
@@ -116,7 +120,8 @@ RankBreakdown sweep(int rank, std::vector<Interval>& intervals, Time step) {
 
 Time RankBreakdown::total() const {
   Time t = compute + bubble + wait + idle;
-  for (const auto& e : exposed) t += e;
+  for (const auto& e : exposed)
+    t += e;
   return t;
 }
 
@@ -129,7 +134,7 @@ class Executor::Impl {
         options_(std::move(options)),
         listener_(listener),
         network_(sim_, engine::FlowNetworkOptions{false, options_.utilization_sample_interval >
-                                                            Time::zero()}),
+                                                             Time::zero()}),
         router_(topology_),
         links_(collectives::add_topology_links(network_, topology_, options_.calibration)),
         runner_(sim_, network_, topology_, router_, links_, options_.runner),
@@ -169,7 +174,8 @@ class Executor::Impl {
   }
 
   ExecutionResult run() {
-    for (int r = 0; r < workload_.world_size(); ++r) advance(r);
+    for (int r = 0; r < workload_.world_size(); ++r)
+      advance(r);
     sim_.run();
     ExecutionResult result;
     result.rank_end.resize(ranks_.size());
@@ -275,8 +281,8 @@ class Executor::Impl {
         sim_.schedule_after(op.duration, [this, rank, index] {
           const Time now = sim_.now();
           const Time issued =
-              ranks_[static_cast<std::size_t>(rank)].issued[static_cast<std::size_t>(
-                  workload_.program(rank).ops[index].stream)];
+              ranks_[static_cast<std::size_t>(rank)]
+                  .issued[static_cast<std::size_t>(workload_.program(rank).ops[index].stream)];
           finish(rank, index, issued, issued, now, 0, -1, "");
         });
         return;
@@ -306,7 +312,8 @@ class Executor::Impl {
       p.op_index.assign(n, kNone);
       p.issued.resize(n);
     }
-    const auto position = static_cast<std::size_t>(workload_.ranks().index_in_group(rank, op.group));
+    const auto position =
+        static_cast<std::size_t>(workload_.ranks().index_in_group(rank, op.group));
     p.op_index[position] = index;
     p.issued[position] = sim_.now();
     if (++p.arrived < n) return;
@@ -330,10 +337,10 @@ class Executor::Impl {
     const bool is_send = op.kind == OpKind::kSend;
     const int sender = is_send ? rank : peer;
     const int receiver = is_send ? peer : rank;
-    const TransferKey key{static_cast<std::uint64_t>(sender) *
-                                  static_cast<std::uint64_t>(workload_.world_size()) +
-                              static_cast<std::uint64_t>(receiver),
-                          op.seq};
+    const TransferKey key{
+        static_cast<std::uint64_t>(sender) * static_cast<std::uint64_t>(workload_.world_size()) +
+            static_cast<std::uint64_t>(receiver),
+        op.seq};
     PendingTransfer& p = pending_transfers_[key];
     (is_send ? p.send_op : p.recv_op) = index;
     (is_send ? p.send_issued : p.recv_issued) = sim_.now();
@@ -366,9 +373,8 @@ class Executor::Impl {
   void complete(const Started& started) {
     const Time now = sim_.now();
     for (std::size_t i = 0; i < started.ranks.size(); ++i) {
-      const int peer = started.ranks.size() == 2 && started.transfer != 0
-                           ? started.ranks[1 - i]
-                           : -1;
+      const int peer =
+          started.ranks.size() == 2 && started.transfer != 0 ? started.ranks[1 - i] : -1;
       finish(started.ranks[i], started.op_index[i], started.issued[i], started.start, now,
              started.transfer, peer, started.algorithm);
     }
@@ -409,7 +415,8 @@ class Executor::Impl {
       return;
     }
     const bool pipeline = op.dim == ParallelDim::kPp;
-    if (start > issued) intervals.push_back({issued, start, pipeline ? kCategoryBubble : kCategoryWait});
+    if (start > issued)
+      intervals.push_back({issued, start, pipeline ? kCategoryBubble : kCategoryWait});
     intervals.push_back(
         {start, end, static_cast<std::uint8_t>(kCategoryCommBase + dim_index(op.dim))});
   }
@@ -438,10 +445,12 @@ class Executor::Impl {
       const auto n = static_cast<std::size_t>(workload_.ranks().members(group).size());
       for (std::size_t row = 0; row < n; ++row) {
         std::int64_t sum = 0;
-        for (std::size_t col = 0; col < n; ++col) sum += matrix[row * n + col];
+        for (std::size_t col = 0; col < n; ++col)
+          sum += matrix[row * n + col];
         largest_row = std::max(largest_row, sum);
       }
-      for (std::int64_t b : matrix) operation.matrix.emplace_back(b);
+      for (std::int64_t b : matrix)
+        operation.matrix.emplace_back(b);
       operation.size = Bytes(largest_row);
     }
     const collectives::Placement& where = placement(group);
@@ -544,10 +553,16 @@ Executor::Executor(const workloads::Workload& workload, const topology::Topology
 
 Executor::~Executor() = default;
 
-ExecutionResult Executor::run() { return impl_->run(); }
+ExecutionResult Executor::run() {
+  return impl_->run();
+}
 
-const engine::FlowNetwork& Executor::network() const { return impl_->network(); }
+const engine::FlowNetwork& Executor::network() const {
+  return impl_->network();
+}
 
-const collectives::NetworkLinks& Executor::links() const { return impl_->links(); }
+const collectives::NetworkLinks& Executor::links() const {
+  return impl_->links();
+}
 
 }  // namespace stepsim::executor

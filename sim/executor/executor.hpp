@@ -6,8 +6,8 @@
 //    is the head of its stream and every operation it depends on has completed.
 //  - Compute occupies its stream for its modeled duration.
 //  - A collective starts when every member of its group has issued it (as with NCCL); the early
-//    members wait, and the wait is recorded. Its plan (collectives::AlgorithmRegistry) runs as flows
-//    on the shared flow network, so concurrent collectives contend for links.
+//    members wait, and the wait is recorded. Its plan (collectives::AlgorithmRegistry) runs as
+//    flows on the shared flow network, so concurrent collectives contend for links.
 //  - A send and its receive form a rendezvous: the transfer starts when both are issued.
 //  - When the event queue empties with operations left, the graph stalled (mismatched collectives
 //    or a dependency cycle): run() throws ExecutionStalled naming the ranks and operations waiting.
@@ -35,8 +35,8 @@ struct ExecutorOptions {
   std::string algorithm = "auto";  // collective algorithm by name (collectives registry)
   collectives::Calibration calibration = collectives::calibrated_presets();
   collectives::PlanOptions plan = calibration.plan_options();  // latencies, chunking, channels
-  collectives::RunnerOptions runner;  // ECMP mode
-  std::vector<int> detail_ranks;      // ranks whose time breakdown is computed
+  collectives::RunnerOptions runner;                           // ECMP mode
+  std::vector<int> detail_ranks;                    // ranks whose time breakdown is computed
   Time utilization_sample_interval = Time::zero();  // > 0: sample link utilization for counters
 };
 
@@ -48,9 +48,9 @@ struct OpRecord {
   Time issued;  // head of its stream with its dependencies done
   Time start;   // began: = issued for compute; when every member/peer had issued, for communication
   Time end;
-  int peer = -1;                 // send/receive: the other rank
-  std::uint64_t transfer = 0;    // send/receive: an id shared by the two sides
-  const char* algorithm = "";    // collectives: the algorithm that ran
+  int peer = -1;               // send/receive: the other rank
+  std::uint64_t transfer = 0;  // send/receive: an id shared by the two sides
+  const char* algorithm = "";  // collectives: the algorithm that ran
 };
 
 class OpListener {
@@ -81,8 +81,8 @@ struct DimensionTraffic {
 };
 
 struct ExecutionResult {
-  Time step_time;                // when the last rank finished
-  std::vector<Time> rank_end;    // per rank
+  Time step_time;              // when the last rank finished
+  std::vector<Time> rank_end;  // per rank
   std::array<DimensionTraffic, kDimensionCount> traffic{};
   std::vector<RankBreakdown> breakdowns;  // for options.detail_ranks, in that order
   std::uint64_t operations = 0;

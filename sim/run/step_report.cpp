@@ -1,7 +1,8 @@
 #include "sim/run/step_report.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
+#include <cctype>
 #include <ostream>
 
 #include "sim/scenario/scenario.hpp"
@@ -37,6 +38,14 @@ std::string bytes_text(double bytes) {
   return format_bytes(Bytes(static_cast<std::int64_t>(std::llround(bytes))));
 }
 
+// "tp", "sp", "cp", "ep", "pp", "dp": the report's keys.
+std::string dimension_name(std::size_t dim) {
+  std::string name(workloads::to_string(static_cast<workloads::ParallelDim>(dim)));
+  for (char& c : name)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
 }  // namespace
 
 std::vector<int> representative_ranks(const workloads::Workload& workload) {
@@ -60,12 +69,14 @@ nlohmann::ordered_json to_json(const config::Node& node) {
   if (node.is_scalar()) return node.as_string();
   if (node.is_sequence()) {
     auto array = nlohmann::ordered_json::array();
-    for (const auto& item : node.items()) array.push_back(to_json(item));
+    for (const auto& item : node.items())
+      array.push_back(to_json(item));
     return array;
   }
   if (node.is_map()) {
     auto object = nlohmann::ordered_json::object();
-    for (const auto& [key, child] : node.entries()) object[key] = to_json(child);
+    for (const auto& [key, child] : node.entries())
+      object[key] = to_json(child);
     return object;
   }
   return nullptr;
@@ -108,7 +119,7 @@ StepReport make_step_report(const Scenario& scenario, const workloads::Workload&
     const auto& t = result.traffic[d];
     if (t.collectives == 0) continue;
     DimensionReport dim;
-    dim.name = std::string(workloads::to_string(static_cast<workloads::ParallelDim>(d)));
+    dim.name = dimension_name(d);
     dim.operations_per_rank = t.collectives / r.world_size;
     dim.payload_bytes_per_rank = t.payload.as_double() / r.world_size;
     dim.wire_bytes_per_rank = t.wire.as_double() / r.world_size;
@@ -154,17 +165,20 @@ void print_summary(std::ostream& out, const StepReport& r) {
   out << fmt::format("Step time        {}\n", format_time(r.step_time));
   out << fmt::format("Throughput       {:.0f} tokens/s, {:.2f} samples/s\n", r.tokens_per_s,
                      r.samples_per_s);
-  out << fmt::format("Model FLOP/s     {:.1f} TFLOP/s per accelerator, MFU {:.1f}% (peak {:.0f} "
-                     "TFLOP/s)\n",
-                     r.tflops_per_accelerator, 100 * r.mfu, r.peak_tflops);
+  out << fmt::format(
+      "Model FLOP/s     {:.1f} TFLOP/s per accelerator, MFU {:.1f}% (peak {:.0f} "
+      "TFLOP/s)\n",
+      r.tflops_per_accelerator, 100 * r.mfu, r.peak_tflops);
 
   if (!r.breakdowns.empty()) {
     out << fmt::format("\n{:<22}", "Where the time goes");
-    for (const auto& b : r.breakdowns) out << fmt::format("{:>26}", b.label);
+    for (const auto& b : r.breakdowns)
+      out << fmt::format("{:>26}", b.label);
     out << '\n';
     auto row = [&](const std::string& name, auto get) {
       bool any = false;
-      for (const auto& b : r.breakdowns) any = any || get(b.parts) > Time::zero();
+      for (const auto& b : r.breakdowns)
+        any = any || get(b.parts) > Time::zero();
       if (!any) return;
       out << fmt::format("  {:<20}", name);
       for (const auto& b : r.breakdowns) {
@@ -175,8 +189,7 @@ void print_summary(std::ostream& out, const StepReport& r) {
     };
     row("compute", [](const executor::RankBreakdown& p) { return p.compute; });
     for (std::size_t d = 1; d < executor::kDimensionCount; ++d) {
-      const std::string name = fmt::format(
-          "exposed {}", workloads::to_string(static_cast<workloads::ParallelDim>(d)));
+      const std::string name = "exposed " + dimension_name(d);
       row(name, [d](const executor::RankBreakdown& p) { return p.exposed[d]; });
     }
     row("pipeline bubble", [](const executor::RankBreakdown& p) { return p.bubble; });
@@ -194,8 +207,8 @@ void print_summary(std::ostream& out, const StepReport& r) {
   }
 
   if (!r.busiest_links.empty()) {
-    out << fmt::format("\n{:<46}{:>12}{:>14}{:>12}\n", "Busiest links", "utilization",
-                       "bandwidth", "carried");
+    out << fmt::format("\n{:<46}{:>12}{:>14}{:>12}\n", "Busiest links", "utilization", "bandwidth",
+                       "carried");
     for (const auto& l : r.busiest_links) {
       out << fmt::format("  {:<44}{:>11.1f}%{:>14}{:>12}\n", l.name, 100 * l.utilization,
                          format_bandwidth(l.bandwidth), bytes_text(l.bytes_carried));
@@ -247,8 +260,7 @@ nlohmann::ordered_json to_json(const StepReport& r) {
     e["compute_s"] = b.parts.compute.seconds();
     json exposed = json::object();
     for (std::size_t d = 1; d < executor::kDimensionCount; ++d) {
-      exposed[std::string(workloads::to_string(static_cast<workloads::ParallelDim>(d)))] =
-          b.parts.exposed[d].seconds();
+      exposed[dimension_name(d)] = b.parts.exposed[d].seconds();
     }
     e["exposed_communication_s"] = exposed;
     e["pipeline_bubble_s"] = b.parts.bubble.seconds();

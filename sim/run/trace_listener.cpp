@@ -15,8 +15,7 @@ constexpr int kStreams = static_cast<int>(workloads::Stream::kCount);
 constexpr int kWaitOffset = 100;
 
 std::string_view category(const workloads::Op& op) {
-  return op.kind == workloads::OpKind::kCompute ? "compute"
-                                                : workloads::to_string(op.dim);
+  return op.kind == workloads::OpKind::kCompute ? "compute" : workloads::to_string(op.dim);
 }
 
 }  // namespace
@@ -35,16 +34,17 @@ TraceListener::TraceListener(const std::filesystem::path& path, const workloads:
     : writer_(path), workload_(workload), topology_(topology) {
   const int world = workload.world_size();
   traced_.assign(static_cast<std::size_t>(world), ranks.empty());
-  for (int r : ranks) traced_[static_cast<std::size_t>(r)] = true;
+  for (int r : ranks)
+    traced_[static_cast<std::size_t>(r)] = true;
   const auto& spec = workload.spec().parallel;
   for (int r = 0; r < world; ++r) {
     if (!traced(r)) continue;
     const auto& rm = workload.ranks();
-    std::string name = fmt::format("rank {} ({}) tp{} pp{} dp{}", r,
-                                   topology.name(topology.accelerators()[static_cast<std::size_t>(r)]),
-                                   rm.coordinate(r, workloads::OrderDim::kTp),
-                                   rm.coordinate(r, workloads::OrderDim::kPp),
-                                   rm.coordinate(r, workloads::OrderDim::kDp));
+    std::string name = fmt::format(
+        "rank {} ({}) tp{} pp{} dp{}", r,
+        topology.name(topology.accelerators()[static_cast<std::size_t>(r)]),
+        rm.coordinate(r, workloads::OrderDim::kTp), rm.coordinate(r, workloads::OrderDim::kPp),
+        rm.coordinate(r, workloads::OrderDim::kDp));
     if (spec.cp > 1) name += fmt::format(" cp{}", rm.coordinate(r, workloads::OrderDim::kCp));
     if (spec.ep > 1) name += fmt::format(" ep{}", rm.coordinate(r, workloads::OrderDim::kEp));
     writer_.process_name(r, name);

@@ -27,7 +27,9 @@ class TraceListener final : public executor::OpListener {
   void finish(const executor::Executor& executor, const std::vector<std::uint32_t>& links);
 
  private:
-  bool traced(int rank) const { return rank >= 0 && rank < static_cast<int>(traced_.size()) && traced_[rank]; }
+  bool traced(int rank) const {
+    return rank >= 0 && rank < static_cast<int>(traced_.size()) && traced_[rank];
+  }
   output::TraceWriter writer_;
   const workloads::Workload& workload_;
   const topology::Topology& topology_;

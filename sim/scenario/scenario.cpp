@@ -36,12 +36,15 @@ NetworkSettings parse_network_settings(const config::Node* network) {
   return s;
 }
 
-Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+Scenario load_scenario(const std::filesystem::path& file,
+                       const std::vector<std::string>& overrides) {
   config::Document document = config::Document::load_file(file);
-  for (const auto& o : overrides) document.apply_override(o);
+  for (const auto& o : overrides)
+    document.apply_override(o);
 
   const config::Node root = document.root();
-  if (root.is_null()) root.fail_with("the scenario is empty; it needs at least 'topology' and 'model'");
+  if (root.is_null())
+    root.fail_with("the scenario is empty; it needs at least 'topology' and 'model'");
   if (!root.is_map()) root.fail("a map with the keys topology, model, parallelism, training");
   root.allow_keys({"name", "description", "topology", "model", "parallelism", "training", "compute",
                    "network"});
@@ -57,7 +60,8 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<std:
   NetworkSettings network = parse_network_settings(network_node ? &*network_node : nullptr);
   topology::Topology topology = topology::load_topology(topology_node);
   workloads::validate_layout(workload, static_cast<int>(topology.accelerators().size()));
-  std::string topology_spec = topology_node.is_scalar() ? topology_node.as_string() : topology.name();
+  std::string topology_spec =
+      topology_node.is_scalar() ? topology_node.as_string() : topology.name();
 
   return Scenario{file,
                   std::move(document),

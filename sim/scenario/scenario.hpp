@@ -38,7 +38,8 @@ struct Scenario {
 
 // Reads `file`, applies `overrides` ("key.path=value", in order) and validates every section,
 // including the layout against the topology's accelerator count. Throws InputError on any problem.
-Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides);
+Scenario load_scenario(const std::filesystem::path& file,
+                       const std::vector<std::string>& overrides);
 
 // Reads the `network:` section (absent: the defaults).
 NetworkSettings parse_network_settings(const config::Node* network);
