@@ -139,7 +139,9 @@ class Executor::Impl {
         links_(collectives::add_topology_links(network_, topology_, options_.calibration)),
         runner_(sim_, network_, topology_, router_, links_, options_.runner),
         registry_(collectives::builtin_algorithms()),
-        algorithm_(registry_.create(options_.algorithm)) {
+        algorithm_(registry_.create(options_.algorithm)),
+        fallback_(registry_.create("auto")),
+        direct_(registry_.create("direct")) {
     const int world = workload_.world_size();
     if (static_cast<std::size_t>(world) > topology_.accelerators().size()) {
       throw std::logic_error("executor: more ranks than accelerators (validate_layout first)");
@@ -455,13 +457,15 @@ class Executor::Impl {
     }
     const collectives::Placement& where = placement(group);
     const collectives::GroupShape shape = collectives::group_shape(topology_, where);
-    auto plan = std::make_shared<const collectives::Plan>(
-        algorithm_->plan(operation, shape, options_.plan));
+    const collectives::Algorithm& algorithm =
+        algorithm_->unsupported(operation, shape) ? *fallback_ : *algorithm_;
+    auto plan =
+        std::make_shared<const collectives::Plan>(algorithm.plan(operation, shape, options_.plan));
     Bytes wire;
     for (const auto& t : plan->transfers()) {
       if (!t.src.is_switch() && !t.is_join()) wire += t.bytes;
     }
-    std::string name(algorithm_->resolve(operation, shape));
+    std::string name(algorithm.resolve(operation, shape));
     return plans_.emplace(key, CachedPlan{std::move(plan), wire, std::move(name)}).first->second;
   }
 
@@ -474,7 +478,7 @@ class Executor::Impl {
     operation.root = 0;
     operation.peer = 1;
     auto plan = std::make_shared<const collectives::Plan>(
-        algorithm_->plan(operation, collectives::GroupShape::single_domain(2), options_.plan));
+        direct_->plan(operation, collectives::GroupShape::single_domain(2), options_.plan));
     return transfer_plans_.emplace(bytes.count(), std::move(plan)).first->second;
   }
 
@@ -531,6 +535,8 @@ class Executor::Impl {
   collectives::CollectiveRunner runner_;
   collectives::AlgorithmRegistry registry_;
   std::unique_ptr<collectives::Algorithm> algorithm_;
+  std::unique_ptr<collectives::Algorithm> fallback_;  // where algorithm_ cannot run an operation
+  std::unique_ptr<collectives::Algorithm> direct_;    // sends and receives
 
   std::vector<std::array<std::vector<std::uint32_t>, kStreams>> stage_streams_;
   std::vector<RankState> ranks_;

@@ -1,0 +1,176 @@
+// The executor against closed forms: the 1F1B pipeline bubble (p-1)/m, its division by v when
+// interleaved (Narayanan et al., SC'21, section 2.2), gradient communication hidden behind the
+// backward pass when shorter and exposed when longer, and byte-for-byte determinism.
+#include "sim/executor/executor.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "sim/common/config.hpp"
+#include "topology/load_topology.hpp"
+#include "workloads/workload.hpp"
+
+namespace stepsim::executor {
+namespace {
+
+using workloads::OpKind;
+using workloads::Phase;
+
+// `n` accelerators on one switch, links of `bandwidth` each way and no latency, plus the model
+// and layout sections in `rest`.
+std::string scenario_text(int n, const std::string& bandwidth, const std::string& rest) {
+  std::string text = "topology:\n  nodes:\n";
+  text += fmt::format("    - {{name: \"gpu{{}}\", kind: accelerator, count: {}}}\n", n);
+  text += "    - {name: sw, kind: switch}\n  links:\n";
+  for (int i = 0; i < n; ++i) {
+    text += fmt::format(
+        "    - {{from: gpu{}, to: sw, bandwidth: {}, latency: 0ns, duplex: true}}\n", i, bandwidth);
+  }
+  return text + rest;
+}
+
+struct Run {
+  config::Document doc;
+  topology::Topology topology;
+  workloads::Workload workload;
+  ExecutionResult result;
+};
+
+const std::string kSmallModel =
+    "model: {layers: 8, hidden: 1024, heads: 8, ffn: 4096, vocab: 64, gated_mlp: false}\n"
+    "compute: {device: h100, launch_overhead: 0us}\n";
+// The same with the embedding, output layer and loss made free, so that all stages are equal.
+const std::string kEqualStages =
+    "model: {layers: 8, hidden: 1024, heads: 8, ffn: 4096, vocab: 64, gated_mlp: false}\n"
+    "compute: {device: h100, launch_overhead: 0us, kernel_times: " STEPSIM_SOURCE_DIR
+    "/tests/inputs/good/no_embedding_or_head_kernels.yaml}\n";
+
+// No software latency, line-rate links: transfers cost only bytes / bandwidth.
+ExecutorOptions ideal_options(std::vector<int> detail) {
+  ExecutorOptions o;
+  o.calibration = collectives::line_rate_presets();
+  o.plan.step_latency = Time::zero();
+  o.plan.op_latency = Time::zero();
+  o.algorithm = "ring";
+  o.detail_ranks = std::move(detail);
+  return o;
+}
+
+std::unique_ptr<Run> simulate(const std::string& text, ExecutorOptions options) {
+  auto doc = config::Document::parse(text, "test.yaml");
+  auto topo = topology::load_topology(doc.root().at("topology"));
+  auto spec = workloads::parse_workload(doc.root());
+  workloads::validate_layout(spec, static_cast<int>(topo.accelerators().size()));
+  auto run =
+      std::make_unique<Run>(Run{std::move(doc), std::move(topo), workloads::Workload(spec), {}});
+  Executor executor(run->workload, run->topology, std::move(options));
+  run->result = executor.run();
+  return run;
+}
+
+// Forward and backward compute time of one micro-batch on one stage (a middle stage, which has
+// neither the embedding nor the output layer).
+std::pair<Time, Time> stage_times(const workloads::Workload& w, int stage) {
+  Time forward, backward;
+  for (const auto& op : w.stage_program(stage).ops) {
+    if (op.kind != OpKind::kCompute || op.micro_batch != 0) continue;
+    if (op.phase == Phase::kForward) forward += op.duration;
+    if (op.phase == Phase::kBackward || op.phase == Phase::kRecompute) backward += op.duration;
+  }
+  return {forward, backward};
+}
+
+double ratio(Time a, Time b) {
+  return static_cast<double>(a.picoseconds()) / static_cast<double>(b.picoseconds());
+}
+
+// Stage 0's bubble in a 1F1B pipeline of p stages and m micro-batches: (p - 1)(tf + tb) while the
+// pipeline fills and drains, plus, when a later stage is slower by d per micro-batch, m d, since
+// the slowest stage paces the steady state (Narayanan et al., SC'21, section 2.2). With v model
+// chunks per stage (interleaved 1F1B) the fill and drain shrink to (p - 1)(tf + tb) / v. Here the
+// last stage carries the final norm (d is about 2% of tf + tb); the embedding, output layer and
+// loss are made free so that no other stage differs.
+Time expected_bubble(const workloads::Workload& w, int p, int m, int v) {
+  const auto [f0, b0] = stage_times(w, 0);
+  Time slowest = f0 + b0;
+  for (int s = 1; s < p; ++s) {
+    const auto [f, b] = stage_times(w, s);
+    slowest = std::max(slowest, f + b);
+  }
+  return Time::ps((f0 + b0).picoseconds() * (p - 1) / v) + (slowest - (f0 + b0)) * m;
+}
+
+TEST(Executor, OneFOneBBubbleIsPMinusOneOverM) {
+  // p = 4, m = 8: the bubble is (p - 1) / m = 0.375 of the ideal time m (tf + tb), plus the pacing.
+  const int p = 4, m = 8;
+  const auto run =
+      simulate(scenario_text(
+                   p, "1000TB/s",
+                   kEqualStages + fmt::format("parallelism: {{pp: {}}}\ntraining: {{seq_len: 1024, "
+                                              "micro_batch: 1, global_batch: {}}}\n",
+                                              p, m)),
+               ideal_options({0}));
+  const RankBreakdown& b = run->result.breakdowns.at(0);
+  const Time expected = expected_bubble(run->workload, p, m, 1);
+  EXPECT_NEAR(ratio(b.bubble, expected), 1.0, 1e-4)
+      << "bubble " << format_time(b.bubble) << ", expected " << format_time(expected);
+  EXPECT_EQ(b.total(), run->result.step_time);
+}
+
+TEST(Executor, InterleavingDividesTheBubbleByV) {
+  // Interleaved 1F1B with v = 2 model chunks per stage: fill and drain (p - 1)(tf + tb) / v.
+  const int p = 4, m = 8, v = 2;
+  const auto run = simulate(
+      scenario_text(
+          p, "1000TB/s",
+          kEqualStages +
+              fmt::format("parallelism: {{pp: {}, vpp: {}, schedule: interleaved}}\n"
+                          "training: {{seq_len: 1024, micro_batch: 1, global_batch: {}}}\n",
+                          p, v, m)),
+      ideal_options({0}));
+  const RankBreakdown& b = run->result.breakdowns.at(0);
+  const Time expected = expected_bubble(run->workload, p, m, v);
+  EXPECT_NEAR(ratio(b.bubble, expected), 1.0, 1e-4)
+      << "bubble " << format_time(b.bubble) << ", expected " << format_time(expected);
+}
+
+TEST(Executor, GradientReductionHidesBehindBackwardWhenShorter) {
+  // dp = 2 on one switch. Gradients (bf16) of all parameters are all-reduced in 25 MB buckets as
+  // the backward pass produces them. With fast links the reduction hides behind the backward
+  // pass: only the last bucket shows. With slow links it cannot: the exposed time is at least the
+  // ring AllReduce time 2(n-1)/n S/B (n = 2) minus the whole backward pass.
+  const std::string rest = kSmallModel +
+                           "parallelism: {dp: 2}\ntraining: {seq_len: 1024, micro_batch: 1, "
+                           "global_batch: 2}\n";
+  const auto fast = simulate(scenario_text(2, "1TB/s", rest), ideal_options({0}));
+  const auto slow = simulate(scenario_text(2, "1GB/s", rest), ideal_options({0}));
+  const auto dp = static_cast<std::size_t>(workloads::ParallelDim::kDp);
+  const double grad_bytes = fast->result.traffic[dp].payload.as_double() / 2;  // per rank
+  const Time slow_allreduce = Time::from_seconds(grad_bytes / 1e9);            // 2(n-1)/n = 1
+  const Time fast_allreduce = Time::from_seconds(grad_bytes / 1e12);
+  const auto [tf, tb] = stage_times(fast->workload, 0);
+
+  EXPECT_LT(fast_allreduce, tb);
+  EXPECT_LT(ratio(fast->result.breakdowns[0].exposed[dp], fast_allreduce), 0.5);
+
+  EXPECT_GT(slow_allreduce, tb);
+  EXPECT_GE(slow->result.breakdowns[0].exposed[dp], slow_allreduce - tb);
+  EXPECT_LE(slow->result.breakdowns[0].exposed[dp], slow_allreduce);
+}
+
+TEST(Executor, SameInputSameResult) {
+  const std::string text = scenario_text(
+      8, "100GB/s",
+      kSmallModel +
+          "parallelism: {tp: 2, pp: 2, dp: 2}\ntraining: {seq_len: 1024, micro_batch: 1, "
+          "global_batch: 8}\n");
+  const auto a = simulate(text, ideal_options({0, 4}));
+  const auto b = simulate(text, ideal_options({0, 4}));
+  EXPECT_EQ(a->result.step_time, b->result.step_time);
+  EXPECT_EQ(a->result.rank_end, b->result.rank_end);
+  EXPECT_EQ(a->result.events, b->result.events);
+  EXPECT_EQ(a->result.breakdowns[1].bubble, b->result.breakdowns[1].bubble);
+}
+
+}  // namespace
+}  // namespace stepsim::executor
