@@ -42,6 +42,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
   std::vector<Command> commands;
   commands.push_back(add_run_command(app));
+  commands.push_back(add_compare_command(app));
   commands.push_back(add_check_command(app));
   commands.push_back(add_topo_command(app));
 

@@ -38,5 +38,6 @@ void add_override_option(CLI::App& app, std::vector<std::string>& overrides);
 Command add_check_command(CLI::App& app);
 Command add_topo_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
 
 }  // namespace stepsim::cli

@@ -1,0 +1,189 @@
+// `stepsim compare`: several scenarios, or one scenario under several topologies or override sets,
+// simulated one after the other and printed side by side.
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <memory>
+#include <ostream>
+#include <sstream>
+
+#include "sim/cli/command.hpp"
+#include "sim/common/input_error.hpp"
+#include "sim/run/simulate.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace stepsim::cli {
+namespace {
+
+struct Variant {
+  std::string label;
+  std::string file;
+  std::vector<std::string> overrides;
+};
+
+std::vector<std::string> split_assignments(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string word;
+  while (in >> word)
+    out.push_back(word);
+  return out;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text)
+    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+Time exposed_total(const StepReport& r) {
+  Time t;
+  if (r.breakdowns.empty()) return t;
+  for (const auto& e : r.breakdowns.front().parts.exposed)
+    t += e;
+  return t;
+}
+
+}  // namespace
+
+void write_json_file(const std::string& path, const nlohmann::ordered_json& json);
+
+Command add_compare_command(CLI::App& app) {
+  struct Options {
+    std::vector<std::string> files;
+    std::vector<std::string> overrides;
+    std::vector<std::string> topologies;
+    std::vector<std::string> variants;
+    std::string json;
+    std::string csv;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "compare",
+      "Simulate several scenarios, or one under several topologies or overrides, side by side");
+  sub->add_option("scenarios", options->files, "Scenario YAML files")->required();
+  add_override_option(*sub, options->overrides);
+  sub->add_option("--topology", options->topologies,
+                  "Run the (single) scenario on this topology too (repeatable)")
+      ->type_name("SPEC");
+  sub->add_option("--variant", options->variants,
+                  "Run the (single) scenario with these overrides, e.g. \"parallelism.tp=4 "
+                  "parallelism.pp=2\" (repeatable)")
+      ->type_name("\"K=V ...\"");
+  sub->add_option("--json", options->json, "Write the table as JSON")->type_name("FILE.json");
+  sub->add_option("--csv", options->csv, "Write the table as CSV")->type_name("FILE.csv");
+
+  return {
+      sub, [options](Context& ctx) {
+        std::vector<Variant> variants;
+        const bool varied = !options->topologies.empty() || !options->variants.empty();
+        if (varied && options->files.size() != 1) {
+          throw InputError("--topology and --variant compare one scenario; give exactly one file");
+        }
+        for (const auto& f : options->files) {
+          if (!varied) variants.push_back({f, f, options->overrides});
+        }
+        for (const auto& t : options->topologies) {
+          auto o = options->overrides;
+          o.push_back("topology=" + t);
+          variants.push_back({t, options->files.front(), o});
+        }
+        for (const auto& v : options->variants) {
+          auto o = options->overrides;
+          for (auto& a : split_assignments(v))
+            o.push_back(a);
+          variants.push_back({v, options->files.front(), o});
+        }
+        // Validate everything before running anything.
+        std::vector<Scenario> scenarios;
+        for (const auto& v : variants)
+          scenarios.push_back(load_scenario(v.file, v.overrides));
+        std::vector<StepReport> reports;
+        for (std::size_t i = 0; i < scenarios.size(); ++i) {
+          ctx.log.debug("simulating {}", variants[i].label);
+          reports.push_back(simulate_step(scenarios[i]));
+        }
+
+        std::vector<std::string> dims;
+        for (const auto& r : reports) {
+          for (const auto& d : r.dimensions) {
+            if (std::find(dims.begin(), dims.end(), d.name) == dims.end()) dims.push_back(d.name);
+          }
+        }
+        auto exposed = [](const StepReport& r, const std::string& dim) {
+          for (const auto& d : r.dimensions) {
+            if (d.name == dim) return d.exposed;
+          }
+          return Time::zero();
+        };
+        std::size_t width = 8;
+        for (const auto& v : variants)
+          width = std::max(width, v.label.size() + 2);
+        ctx.out << fmt::format("{:<{}}{:>14}{:>14}{:>8}", "variant", width, "step time", "tokens/s",
+                               "MFU");
+        for (const auto& d : dims)
+          ctx.out << fmt::format("{:>14}", "exposed " + d);
+        ctx.out << fmt::format("{:>14}  {}\n", "bubble", "busiest link");
+        for (std::size_t i = 0; i < reports.size(); ++i) {
+          const auto& r = reports[i];
+          ctx.out << fmt::format("{:<{}}{:>14}{:>14.0f}{:>7.1f}%", variants[i].label, width,
+                                 format_time(r.step_time), r.tokens_per_s, 100 * r.mfu);
+          for (const auto& d : dims)
+            ctx.out << fmt::format("{:>14}", format_time(exposed(r, d)));
+          const Time bubble = r.breakdowns.empty() ? Time::zero() : r.breakdowns[0].parts.bubble;
+          ctx.out << fmt::format("{:>14}  ", format_time(bubble));
+          if (!r.busiest_links.empty()) {
+            ctx.out << fmt::format("{} ({:.1f}%)", r.busiest_links[0].name,
+                                   100 * r.busiest_links[0].utilization);
+          }
+          ctx.out << '\n';
+        }
+        ctx.out << fmt::format("(exposed communication and bubble on rank 0; total exposed: ");
+        for (std::size_t i = 0; i < reports.size(); ++i) {
+          ctx.out << (i ? ", " : "") << format_time(exposed_total(reports[i]));
+        }
+        ctx.out << ")\n";
+        ctx.out.flush();
+
+        if (!options->json.empty()) {
+          auto rows = nlohmann::ordered_json::array();
+          for (std::size_t i = 0; i < reports.size(); ++i) {
+            auto row = to_json(reports[i]);
+            row.erase("resolved_scenario");
+            nlohmann::ordered_json entry;
+            entry["variant"] = variants[i].label;
+            entry["report"] = row;
+            rows.push_back(entry);
+          }
+          write_json_file(options->json, rows);
+        }
+        if (!options->csv.empty()) {
+          std::ofstream csv(options->csv);
+          if (!csv) throw InputError(fmt::format("cannot write '{}'", options->csv));
+          csv << "variant,step_time_s,tokens_per_s,mfu,bubble_s";
+          for (const auto& d : dims)
+            csv << ",exposed_" << d << "_s";
+          csv << ",busiest_link,busiest_link_utilization\n";
+          for (std::size_t i = 0; i < reports.size(); ++i) {
+            const auto& r = reports[i];
+            const Time bubble = r.breakdowns.empty() ? Time::zero() : r.breakdowns[0].parts.bubble;
+            csv << csv_field(variants[i].label) << ','
+                << fmt::format("{:.9g}", r.step_time.seconds()) << ','
+                << fmt::format("{:.6g}", r.tokens_per_s) << ',' << fmt::format("{:.6g}", r.mfu)
+                << ',' << fmt::format("{:.9g}", bubble.seconds());
+            for (const auto& d : dims)
+              csv << ',' << fmt::format("{:.9g}", exposed(r, d).seconds());
+            csv << ',' << csv_field(r.busiest_links.empty() ? "" : r.busiest_links[0].name) << ','
+                << fmt::format("{:.6g}",
+                               r.busiest_links.empty() ? 0.0 : r.busiest_links[0].utilization)
+                << '\n';
+          }
+        }
+        return 0;
+      }};
+}
+
+}  // namespace stepsim::cli
