@@ -1,5 +1,5 @@
-#include <iostream>
 #include <unistd.h>
+#include <iostream>
 
 #include "sim/cli/cli.hpp"
 
