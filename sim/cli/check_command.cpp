@@ -1,7 +1,7 @@
 // `stepsim check SCENARIO`: validates a scenario completely and prints what it resolved to.
 
-#include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <memory>
 #include <ostream>
 

@@ -1,9 +1,9 @@
 #include "sim/cli/cli.hpp"
 
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "sim/cli/command.hpp"
 #include "sim/common/input_error.hpp"

@@ -1,13 +1,13 @@
 // What every `stepsim` subcommand is given, and how it is registered.
 //
 // A command adds its CLI11 subcommand and options in `add_*_command`, and returns the action to run
-// when the user picked it. Actions print results to `out`, logs go through `log` (stderr), bad
-// input is thrown as InputError (exit code 2) and anything else is an internal error (exit code 1).
+// when the user picked it. Actions print results to `out`, logs go through `log` (stderr), bad input
+// is thrown as InputError (exit code 2) and anything else is an internal error (exit code 1).
 #pragma once
 
-#include <spdlog/logger.h>
 #include <functional>
 #include <iosfwd>
+#include <spdlog/logger.h>
 #include <string>
 #include <vector>
 

@@ -1,5 +1,5 @@
-#include <unistd.h>
 #include <iostream>
+#include <unistd.h>
 
 #include "sim/cli/cli.hpp"
 
