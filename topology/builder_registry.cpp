@@ -60,8 +60,11 @@ std::string ParamReader::choice(std::string_view name,
 }
 
 void ParamReader::fail(std::string_view message) const {
-  if (params_) params_->fail_with(fmt::format("{}: {}", builder_, message));
-  throw InputError(fmt::format("{}: {}", builder_, message));
+  // Inline parameters have a key path to point at; a command-line spec's parameters do not.
+  if (params_ && !params_->path().empty()) {
+    params_->fail_with(fmt::format("{}: {}", builder_, message));
+  }
+  throw InputError(fmt::format("topology '{}': {}", builder_, message));
 }
 
 BuilderRegistry BuilderRegistry::with_builtins() {

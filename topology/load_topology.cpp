@@ -111,8 +111,15 @@ Topology load_topology_spec(std::string_view spec, const std::filesystem::path& 
     if (path.is_relative()) path = base_dir / path;
     return load_file(path, registry);
   }
-  const config::Document doc = config::Document::parse(fmt::format("\"{}\"", spec), "command line");
-  return build_spec(spec, doc.root(), registry);
+  // A one-entry document, so that messages name the spec as "topology".
+  std::string quoted;
+  for (char c : spec) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  const config::Document doc =
+      config::Document::parse(fmt::format("topology: \"{}\"", quoted), "command line");
+  return build_spec(spec, doc.root().at("topology"), registry);
 }
 
 }  // namespace stepsim::topology

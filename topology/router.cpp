@@ -209,18 +209,33 @@ void Router::walk_hash(const Segment& segment, std::uint64_t seed, Path& path) {
   }
 }
 
-std::uint64_t Router::count_paths(const Segment& segment, NodeId at) {
+std::uint64_t Router::count_paths(const Segment& segment, NodeId at, std::size_t depth) {
   if (at == segment.to) return 1;
   std::uint64_t& memo = counts_[at.value()];
   if (memo != kUnknown) return memo;
-  std::vector<LinkIndex> next;
-  next_links(segment, at, next);
+  if (scratch_.size() <= depth) scratch_.resize(depth + 1);
+  next_links(segment, at, scratch_[depth]);
   std::uint64_t total = 0;
-  for (LinkIndex l : next)
-    total = saturating_add(total, count_paths(segment, topology_.target(l)));
+  if (clos_up(segment, at) && !scratch_[depth].empty()) {
+    // Fat-tree builders guarantee that every up-neighbour leads to as many paths as any other, so
+    // one of them is counted and multiplied (the search is then linear in tiers x radix).
+    const std::uint64_t each =
+        count_paths(segment, topology_.target(scratch_[depth][0]), depth + 1);
+    const std::uint64_t n = scratch_[depth].size();
+    total = each != 0 && n > kSaturated / each ? kSaturated : n * each;
+  } else {
+    for (std::size_t i = 0; i < scratch_[depth].size(); ++i) {
+      const NodeId next = topology_.target(scratch_[depth][i]);
+      total = saturating_add(total, count_paths(segment, next, depth + 1));
+    }
+  }
   counts_[at.value()] = total;
   counted_.push_back(at.value());
   return total;
+}
+
+bool Router::clos_up(const Segment& segment, NodeId at) const {
+  return segment.kind == Segment::Kind::kClos && !topology_.clos(at).covers(segment.position);
 }
 
 void Router::unrank(const Segment& segment, std::uint64_t rank, Path& path) {
@@ -229,13 +244,19 @@ void Router::unrank(const Segment& segment, std::uint64_t rank, Path& path) {
   while (at != segment.to) {
     next_links(segment, at, next);
     LinkIndex chosen = next.back();
-    for (LinkIndex l : next) {
-      const std::uint64_t c = count_paths(segment, topology_.target(l));
-      if (rank < c) {
-        chosen = l;
-        break;
+    if (clos_up(segment, at)) {
+      const std::uint64_t each = count_paths(segment, topology_.target(next[0]), 0);
+      chosen = next[std::min<std::uint64_t>(rank / each, next.size() - 1)];
+      rank %= each;
+    } else {
+      for (LinkIndex l : next) {
+        const std::uint64_t c = count_paths(segment, topology_.target(l), 0);
+        if (rank < c) {
+          chosen = l;
+          break;
+        }
+        rank -= c;
       }
-      rank -= c;
     }
     path.push_back(chosen);
     at = topology_.target(chosen);
@@ -272,7 +293,7 @@ Routes Router::spread(NodeId source, NodeId destination) {
       if (segments[i].kind != Segment::Kind::kLink) dag = i;
     }
     std::uint64_t total = 1;
-    if (dag < segments.size()) total = count_paths(segments[dag], segments[dag].from);
+    if (dag < segments.size()) total = count_paths(segments[dag], segments[dag].from, 0);
     if (total == 0) {
       throw std::invalid_argument(fmt::format("no route from '{}' to '{}'", topology_.name(source),
                                               topology_.name(destination)));

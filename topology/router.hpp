@@ -73,7 +73,8 @@ class Router {
   void plan(NodeId source, NodeId destination, std::size_t nic_choice, std::vector<Segment>& out);
   void next_links(const Segment& segment, NodeId at, std::vector<LinkIndex>& out);
   const Table& table(std::uint32_t region, NodeId destination);
-  std::uint64_t count_paths(const Segment& segment, NodeId at);
+  std::uint64_t count_paths(const Segment& segment, NodeId at, std::size_t depth);
+  bool clos_up(const Segment& segment, NodeId at) const;
   void walk_hash(const Segment& segment, std::uint64_t seed, Path& path);
   void unrank(const Segment& segment, std::uint64_t rank, Path& path);
   void enumerate(const Segment& segment, NodeId at, Path& prefix, std::vector<Path>& out,

@@ -82,7 +82,9 @@ struct Group {
 // NIC, or an accelerator attached directly) has a position; every fabric node covers the interval
 // [lo, hi) of positions reachable from it by going only down. Tier 0 is a port, 1 a leaf, 2 a spine
 // (aggregation), 3 a core switch. The builder guarantees that all up-neighbours of a node cover the
-// same interval, so any up-link is on a shortest path (up-down routing).
+// same interval, so any up-link is on a shortest path (up-down routing), and that every
+// up-neighbour has as many shortest paths down to any port as the others (symmetry), so path counts
+// are products of up-degrees.
 struct ClosLabel {
   std::int32_t tier = -1;  // -1: the node is not part of a Clos fabric
   std::uint32_t lo = 0;
