@@ -37,5 +37,7 @@ void add_override_option(CLI::App& app, std::vector<std::string>& overrides);
 // The commands. Each keeps its options alive in state captured by the returned action.
 Command add_check_command(CLI::App& app);
 Command add_topo_command(CLI::App& app);
+Command add_collective_command(CLI::App& app);
+Command add_traffic_command(CLI::App& app);
 
 }  // namespace stepsim::cli
