@@ -1,0 +1,75 @@
+// A streaming writer of the Chrome trace event format (the JSON that Perfetto and chrome://tracing
+// open): processes and threads with names, complete events ("X") with arguments, flow arrows
+// ("s"/"f") and counters ("C"). Events go to disk as they are written, never held in memory; a file
+// name ending in ".gz" is gzip-compressed. Timestamps are simulated Time, written in microseconds
+// with picosecond precision by integer arithmetic, so the same events give the same bytes.
+//
+// Format reference: "Trace Event Format" (Google, 2016), sections Duration/Complete events, Flow
+// events, Counter events and Metadata events.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "sim/common/units.hpp"
+
+namespace stepsim::output {
+
+// One argument shown in the event's details pane.
+struct TraceArg {
+  std::string_view key;
+  std::variant<std::int64_t, double, std::string_view> value;
+};
+
+class TraceWriter {
+ public:
+  // Opens `path` for writing (gzip when it ends in ".gz"). Throws InputError when it cannot.
+  explicit TraceWriter(const std::filesystem::path& path);
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  void process_name(int pid, std::string_view name);
+  void process_sort_index(int pid, int index);
+  void thread_name(int pid, int tid, std::string_view name);
+  void thread_sort_index(int pid, int tid, int index);
+
+  // A span [start, start + duration) on thread (pid, tid).
+  void complete(int pid, int tid, std::string_view name, std::string_view category, Time start,
+                Time duration, const std::vector<TraceArg>& args = {});
+  // A flow arrow from a point on (pid, tid) at `at` to another; `id` pairs the two ends and must be
+  // unique per arrow. The end binds to the enclosing slice ("bp":"e").
+  void flow_start(int pid, int tid, std::uint64_t id, std::string_view name, Time at);
+  void flow_end(int pid, int tid, std::uint64_t id, std::string_view name, Time at);
+  // A value of the counter track `name` of process `pid` from `at` on.
+  void counter(int pid, std::string_view name, std::string_view series, Time at, double value);
+
+  // Writes the closing bracket and flushes. Called by the destructor if not before; throws
+  // InputError when the data could not be written (disk full).
+  void close();
+
+  std::uint64_t events_written() const { return events_; }
+
+ private:
+  class Sink;
+  void begin_event();
+  void write(std::string_view text);
+  std::unique_ptr<Sink> sink_;
+  std::string buffer_;
+  std::filesystem::path path_;
+  std::uint64_t events_ = 0;
+  bool closed_ = false;
+};
+
+// Appends `text` to `out` as the inside of a JSON string (quotes, backslashes, control characters
+// escaped).
+void append_json_escaped(std::string& out, std::string_view text);
+// Appends a Time as microseconds with six decimals ("12.000345").
+void append_microseconds(std::string& out, Time t);
+
+}  // namespace stepsim::output

@@ -1,0 +1,126 @@
+#include "workloads/compute_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/common/input_error.hpp"
+
+namespace stepsim::workloads {
+
+double ComputeModel::peak_flops_per_s(ComputeKind k) const {
+  const bool linear = k == ComputeKind::kGemm || k == ComputeKind::kGroupedGemm;
+  if (precision == Precision::kFp8 && !linear) return device.peak_flops_per_s(Precision::kBf16);
+  return device.peak_flops_per_s(precision);
+}
+
+Time ComputeModel::duration(OpName name, Phase phase, ComputeKind kind, double flops,
+                            double bytes) const {
+  if (!kernel_times.empty()) {
+    // A recomputed forward takes the forward's measured time.
+    const Phase key_phase = phase == Phase::kRecompute ? Phase::kForward : phase;
+    if (auto it = kernel_times.find({name, key_phase}); it != kernel_times.end()) {
+      return it->second;
+    }
+  }
+  const double eff = efficiency_of(kind);
+  const double compute_s = flops / (peak_flops_per_s(kind) * eff);
+  const double memory_s = bytes / (device.hbm_bandwidth.value() * eff);
+  return Time::from_seconds(std::max(compute_s, memory_s)) + launch_overhead;
+}
+
+namespace {
+
+double read_flop_rate(const config::Node& n) {
+  const auto rate = parse_flop_rate(n.as_string());
+  if (!rate) n.fail("a FLOP rate with a unit, such as '989 TFLOP/s'");
+  return *rate;
+}
+
+std::vector<std::string> op_names() {
+  std::vector<std::string> v;
+  for (int i = 0; i < static_cast<int>(OpName::kCount); ++i) {
+    v.emplace_back(to_string(static_cast<OpName>(i)));
+  }
+  return v;
+}
+
+void read_kernel_table(const config::Node& file_node, ComputeModel& model) {
+  const auto doc = config::Document::load_file(file_node.as_path());
+  const config::Node root = doc.root();
+  root.allow_keys({"kernels"});
+  const auto names = op_names();
+  for (const config::Node& row : root.at("kernels").items()) {
+    row.allow_keys({"op", "phase", "time"});
+    const std::string op = row.at("op").as_choice(names);
+    const std::string phase = row.at("phase").as_choice({"fwd", "bwd", "optimizer"});
+    const auto index = std::find(names.begin(), names.end(), op) - names.begin();
+    const Phase p = phase == "fwd"   ? Phase::kForward
+                    : phase == "bwd" ? Phase::kBackward
+                                     : Phase::kOptimizer;
+    model.kernel_times[{static_cast<OpName>(index), p}] = row.at("time").as_time();
+  }
+}
+
+}  // namespace
+
+ComputeModel parse_compute(const config::Node& compute, Precision precision) {
+  compute.allow_keys({"device", "peak", "hbm_bandwidth", "hbm_capacity", "efficiency",
+                      "launch_overhead", "kernel_times"});
+  ComputeModel model;
+  model.precision = precision;
+  if (auto dev = compute.find("device")) {
+    model.device = find_device_preset(dev->as_choice(device_preset_names())).value();
+  } else {
+    model.device.name = "custom";
+    model.device.source = "inline in the scenario";
+  }
+  if (auto peak = compute.find("peak")) {
+    peak->allow_keys({"fp32", "bf16", "fp16", "fp8"});
+    if (auto n = peak->find("fp32")) model.device.peak_fp32_flops_per_s = read_flop_rate(*n);
+    if (auto n = peak->find("bf16")) model.device.peak_bf16_flops_per_s = read_flop_rate(*n);
+    if (auto n = peak->find("fp16")) model.device.peak_fp16_flops_per_s = read_flop_rate(*n);
+    if (auto n = peak->find("fp8")) model.device.peak_fp8_flops_per_s = read_flop_rate(*n);
+  }
+  if (auto n = compute.find("hbm_bandwidth")) model.device.hbm_bandwidth = n->as_bandwidth();
+  if (auto n = compute.find("hbm_capacity")) model.device.hbm_capacity = n->as_bytes(Bytes(1));
+  if (model.device.hbm_bandwidth.value() <= 0) {
+    compute.fail_with("no device preset and no 'hbm_bandwidth': give one of them");
+  }
+  if (model.device.hbm_capacity.count() <= 0) {
+    compute.fail_with("no device preset and no 'hbm_capacity': give one of them");
+  }
+  if (model.device.peak_flops_per_s(precision) <= 0) {
+    compute.fail_with(fmt::format(
+        "device '{}' has no {} peak FLOP rate: choose another training.precision or give "
+        "compute.peak.{}",
+        model.device.name, to_string(precision), to_string(precision)));
+  }
+  if (precision == Precision::kFp8 && model.device.peak_bf16_flops_per_s <= 0) {
+    compute.fail_with(
+        "FP8 training also needs compute.peak.bf16 (attention and element-wise "
+        "operations run in BF16)");
+  }
+  if (auto eff = compute.find("efficiency")) {
+    std::vector<std::string> kinds;
+    for (int i = 0; i < static_cast<int>(ComputeKind::kCount); ++i) {
+      kinds.emplace_back(to_string(static_cast<ComputeKind>(i)));
+    }
+    eff->allow_keys(kinds);
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+      if (auto n = eff->find(kinds[i])) {
+        const double e = n->as_double(0.0, 1.0);
+        if (e <= 0.0) n->fail("an efficiency in (0, 1]");
+        model.efficiency[i] = e;
+      }
+    }
+  }
+  if (auto n = compute.find("launch_overhead")) model.launch_overhead = n->as_time();
+  if (auto n = compute.find("kernel_times")) read_kernel_table(*n, model);
+  return model;
+}
+
+}  // namespace stepsim::workloads

@@ -1,0 +1,99 @@
+// What a scenario says about the training job: the model, the parallel layout, the training
+// settings and the compute model, read from the scenario's `model:`, `parallelism:`, `training:`
+// and `compute:` sections (docs/workloads.md gives every key).
+//
+// Parallel layout conventions follow Megatron-LM:
+//  - world size = tp x cp x dp x pp; expert parallelism is carved out of the tp x cp x dp ranks of
+//    a pipeline stage: experts are not tensor-parallel (expert TP = 1) and each expert is
+//    replicated over edp = tp x cp x dp / ep ranks (the expert-data-parallel group);
+//  - `order` lists the dimensions from innermost (consecutive ranks) to outermost; the default
+//    "tp-cp-ep-dp-pp" is Megatron's. Dense groups use the order without ep, expert groups the
+//    order without cp (with tp of size 1), as Megatron's RankGenerator does.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "sim/common/config.hpp"
+#include "sim/common/units.hpp"
+#include "workloads/compute_model.hpp"
+#include "workloads/device.hpp"
+#include "workloads/model.hpp"
+
+namespace stepsim::workloads {
+
+enum class PipelineSchedule : std::uint8_t { kGpipe, kOneFOneB, kInterleaved };
+enum class CpMode : std::uint8_t { kRing, kUlysses };
+enum class Recompute : std::uint8_t { kNone, kSelective, kFull };
+// The parallel dimensions of the rank order.
+enum class OrderDim : std::uint8_t { kTp, kCp, kEp, kDp, kPp };
+
+struct ParallelLayout {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int ep = 1;
+  int cp = 1;
+  bool sp = false;  // Megatron sequence parallelism (meaningful with tp > 1)
+  int vpp = 1;      // model chunks per pipeline rank (virtual pipeline stages)
+  int zero = 0;     // 0: DDP; 1: optimizer states sharded (Megatron's distributed optimizer);
+                    // 2: + gradients; 3: + parameters (FSDP)
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  CpMode cp_mode = CpMode::kRing;
+  std::array<OrderDim, 5> order = {OrderDim::kTp, OrderDim::kCp, OrderDim::kEp, OrderDim::kDp,
+                                   OrderDim::kPp};
+
+  int world_size() const { return tp * cp * dp * pp; }
+  int expert_dp() const { return tp * cp * dp / ep; }
+  bool sequence_parallel() const { return sp && tp > 1; }
+};
+
+struct TrainingConfig {
+  std::int64_t seq_len = 0;
+  std::int64_t micro_batch = 1;
+  std::int64_t global_batch = 0;
+  Precision precision = Precision::kBf16;
+  Recompute recompute = Recompute::kNone;
+  Bytes grad_bucket = Bytes(25'000'000);
+  bool overlap_grad_reduce = true;   // false: gradient collectives wait for the whole backward
+  bool overlap_param_gather = true;  // false: ZeRO-3 gathers are not prefetched
+  double routing_skew = 0.0;         // 0: uniform routing; s > 0: expert e gets tokens ~ (e+1)^-s
+};
+
+struct WorkloadSpec {
+  ModelSpec model;
+  ParallelLayout parallel;
+  TrainingConfig training;
+  ComputeModel compute;
+  std::string parallelism_location;  // "scenario.yaml:12:3", for messages of validate_layout
+
+  // Micro-batches per step on each data-parallel replica.
+  std::int64_t micro_batches() const {
+    return training.global_batch / (training.micro_batch * parallel.dp);
+  }
+  // Tokens per step over the whole job.
+  std::int64_t tokens_per_step() const { return training.global_batch * training.seq_len; }
+};
+
+// Reads `model:`, `parallelism:`, `training:` and `compute:` from the scenario root (other
+// top-level keys are the caller's business) and checks everything that does not depend on the
+// topology. Throws InputError naming the key and the reason for every impossible layout.
+WorkloadSpec parse_workload(const config::Node& scenario_root);
+
+// Reads a `model:` value: a preset name, {preset: name, <overrides>} or a full inline model.
+ModelSpec parse_model(const config::Node& model);
+
+// Checks the layout against the topology: the product tp x cp x dp x pp must equal the number of
+// accelerators. Throws InputError naming `parallelism` and both numbers.
+void validate_layout(const WorkloadSpec& spec, int world_size);
+
+// Layers of each virtual pipeline stage (pp x vpp of them, in model order); spreads a remainder
+// over the first stages. Megatron-LM requires even division; uneven counts (Llama 3 405B's 126
+// layers on 16 stages) are allowed here as long as no stage is empty.
+std::vector<std::int64_t> layers_per_virtual_stage(std::int64_t layers, int stages);
+
+std::string_view to_string(PipelineSchedule s);
+std::string_view to_string(Recompute r);
+
+}  // namespace stepsim::workloads
