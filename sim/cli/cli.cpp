@@ -45,6 +45,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   commands.push_back(add_compare_command(app));
   commands.push_back(add_check_command(app));
   commands.push_back(add_topo_command(app));
+  commands.push_back(add_collective_command(app));
+  commands.push_back(add_traffic_command(app));
 
   // An unknown command would otherwise read as "a subcommand is required"; name it instead.
   for (const auto& arg : args) {

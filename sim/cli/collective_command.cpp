@@ -1,0 +1,185 @@
+// `stepsim collective --topology T --op OP --ranks N|LIST --algo NAME --sizes MIN:MAX`: runs one
+// collective per size on an otherwise idle network and prints the nccl-tests table (size, count,
+// type, time, algbw, busbw; busbw as nccl-tests' doc/PERFORMANCE.md defines it). `--json` prints
+// the rows as JSON.
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "sim/cli/command.hpp"
+#include "sim/collectives/algorithm_registry.hpp"
+#include "sim/collectives/collective_session.hpp"
+#include "sim/collectives/size_sweep.hpp"
+#include "sim/common/input_error.hpp"
+#include "topology/load_topology.hpp"
+
+namespace stepsim::cli {
+namespace {
+
+using namespace stepsim::collectives;
+
+struct Row {
+  Bytes size;
+  std::int64_t count;
+  double time_us;
+  double algbw;  // GB/s
+  double busbw;  // GB/s
+  std::string algorithm;
+};
+
+}  // namespace
+
+Command add_collective_command(CLI::App& app) {
+  struct Options {
+    std::string topology;
+    std::string op = "allreduce";
+    std::string ranks = "all";
+    std::string algo = "auto";
+    std::string sizes = "8B:1GiB";
+    std::string chunk_size;
+    std::string step_latency;
+    std::string op_latency;
+    std::string links = "calibrated";
+    std::string ecmp = "hash";
+    std::uint32_t channels = 0;
+    std::uint32_t root = 0;
+    bool json = false;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "collective", "Time one collective over a range of sizes, like nccl-tests (algbw, busbw)");
+  sub->add_option("--topology,-t", options->topology, "Topology: preset spec or YAML file")
+      ->required();
+  sub->add_option("--op", options->op,
+                  "allreduce, allgather, reducescatter, alltoall, broadcast, reduce, sendrecv")
+      ->capture_default_str();
+  sub->add_option("--ranks,-n", options->ranks,
+                  "N (the first N accelerators), a list 0,2,4, ranges 0-7,16-23, or all")
+      ->capture_default_str();
+  sub->add_option("--algo,-a", options->algo,
+                  "ring, ring-fluid, tree, halving-doubling, direct, hierarchical, in-switch, auto")
+      ->capture_default_str();
+  sub->add_option("--sizes,-s", options->sizes,
+                  "MIN:MAX with units, doubling like nccl-tests -f 2 (or one size)")
+      ->capture_default_str();
+  sub->add_option("--chunk-size", options->chunk_size, "Pipelining chunk size (default 1MiB)");
+  sub->add_option("--channels", options->channels,
+                  "Parallel rings (0: one per GPU of a node when the group spans nodes)")
+      ->capture_default_str();
+  sub->add_option("--step-latency", options->step_latency,
+                  "Software latency per algorithm step (default: calibrated)");
+  sub->add_option("--op-latency", options->op_latency,
+                  "Software latency per operation (default: calibrated)");
+  sub->add_option("--links", options->links,
+                  "calibrated (effective bandwidths from nccl-tests data) or line-rate")
+      ->capture_default_str();
+  sub->add_option("--ecmp", options->ecmp, "hash (one path per transfer) or spread")
+      ->capture_default_str();
+  sub->add_option("--root", options->root, "Root rank (broadcast, reduce), index in the group")
+      ->capture_default_str();
+  sub->add_flag("--json", options->json, "Print JSON rows instead of the table");
+  return {
+      sub, [options](Context& ctx) {
+        const OpKind kind = parse_op_kind(options->op);
+        const auto registry = builtin_algorithms();
+        const auto algorithm = registry.create(options->algo);
+        if (options->links != "calibrated" && options->links != "line-rate")
+          throw InputError(
+              fmt::format("--links '{}': expected 'calibrated' or 'line-rate'", options->links));
+        if (options->ecmp != "hash" && options->ecmp != "spread")
+          throw InputError(fmt::format("--ecmp '{}': expected 'hash' or 'spread'", options->ecmp));
+        const std::vector<Bytes> sizes = parse_size_sweep(options->sizes);
+        const topology::Topology topo =
+            topology::load_topology_spec(options->topology, std::filesystem::current_path());
+        const auto ranks =
+            parse_ranks(options->ranks, static_cast<std::uint32_t>(topo.accelerators().size()));
+        const Placement placement = place_group(topo, ranks);
+        const GroupShape shape = group_shape(topo, placement);
+        const auto n = static_cast<std::uint32_t>(ranks.size());
+        if (kind == OpKind::kAllToAllv)
+          throw InputError(
+              "--op alltoallv needs a per-pair size matrix, which the command line cannot "
+              "give; use --op alltoall (the library's Operation::matrix takes one)");
+        if (kind == OpKind::kSendRecv && n != 2)
+          throw InputError(fmt::format("--op sendrecv runs between two ranks; --ranks gave {}", n));
+        if (options->root >= n)
+          throw InputError(fmt::format("--root {}: the group has {} ranks", options->root, n));
+
+        const Calibration calibration =
+            options->links == "calibrated" ? calibrated_presets() : line_rate_presets();
+        PlanOptions plan_options = calibration.plan_options();
+        if (!options->chunk_size.empty())
+          plan_options.chunk_size = parse_bytes(options->chunk_size);
+        if (!options->step_latency.empty())
+          plan_options.step_latency = parse_time(options->step_latency);
+        if (!options->op_latency.empty()) plan_options.op_latency = parse_time(options->op_latency);
+        plan_options.channels = options->channels;
+        RunnerOptions runner_options;
+        runner_options.ecmp =
+            options->ecmp == "spread" ? topology::EcmpMode::kSpread : topology::EcmpMode::kHash;
+        CollectiveSession session(topo, calibration, runner_options);
+
+        constexpr int kTypeBytes = 4;  // float, as nccl-tests' default
+        std::vector<Row> rows;
+        for (Bytes size : sizes) {
+          Operation op;
+          op.kind = kind;
+          op.size = size;
+          op.root = options->root;
+          op.peer = 1;
+          if (auto why = algorithm->unsupported(op, shape))
+            throw InputError(fmt::format("--algo {} cannot run {} on these {} ranks: {}",
+                                         options->algo, to_string(kind), n, *why));
+          const Time t = session.run(*algorithm, op, placement, plan_options);
+          const double algbw = size.as_double() / t.seconds() * 1e-9;
+          rows.push_back({size, nccl_tests_count(kind, size, n, kTypeBytes), t.microseconds(),
+                          algbw, algbw * bus_bandwidth_factor(kind, n),
+                          std::string(algorithm->resolve(op, shape))});
+        }
+
+        if (options->json) {
+          nlohmann::json j;
+          j["topology"] = topo.name();
+          j["op"] = std::string(to_string(kind));
+          j["ranks"] = n;
+          j["algorithm"] = options->algo;
+          j["links"] = options->links;
+          nlohmann::json out = nlohmann::json::array();
+          for (const Row& r : rows)
+            out.push_back({{"size_bytes", r.size.count()},
+                           {"count", r.count},
+                           {"type", "float"},
+                           {"time_us", r.time_us},
+                           {"algbw_GBps", r.algbw},
+                           {"busbw_GBps", r.busbw},
+                           {"algorithm", r.algorithm}});
+          j["rows"] = out;
+          ctx.out << j.dump(2) << "\n";
+          return 0;
+        }
+        ctx.out << fmt::format(
+            "# stepsim collective: {} on {} ranks of {}, algorithm {}, "
+            "links {}\n#\n",
+            to_string(kind), n, topo.name(), options->algo, options->links);
+        ctx.out << fmt::format("# {:>12}  {:>12}  {:>6}  {:>10}  {:>7}  {:>7}  {}\n", "size",
+                               "count", "type", "time", "algbw", "busbw", "algorithm");
+        ctx.out << fmt::format("# {:>12}  {:>12}  {:>6}  {:>10}  {:>7}  {:>7}\n", "(B)",
+                               "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
+        for (const Row& r : rows)
+          ctx.out << fmt::format("  {:>12}  {:>12}  {:>6}  {:>10.2f}  {:>7.2f}  {:>7.2f}  {}\n",
+                                 r.size.count(), r.count, "float", r.time_us, r.algbw, r.busbw,
+                                 r.algorithm);
+        double sum = 0;
+        for (const Row& r : rows)
+          sum += r.busbw;
+        ctx.out << fmt::format("# Avg bus bandwidth    : {:.3f}\n",
+                               rows.empty() ? 0.0 : sum / static_cast<double>(rows.size()));
+        return 0;
+      }};
+}
+
+}  // namespace stepsim::cli

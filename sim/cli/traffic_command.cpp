@@ -1,0 +1,142 @@
+// `stepsim traffic --topology T --pattern permutation|alltoall|incast|ring` or `--flows FILE.csv`:
+// runs point-to-point flows with contention on the calibrated flow network and reports flow
+// completion times and link utilization; `--json` lists every flow (start_s, finish_s) and every
+// link that carried bytes (utilization over the run).
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "sim/cli/command.hpp"
+#include "sim/collectives/placement.hpp"
+#include "sim/collectives/traffic.hpp"
+#include "sim/common/input_error.hpp"
+#include "topology/load_topology.hpp"
+
+namespace stepsim::cli {
+
+Command add_traffic_command(CLI::App& app) {
+  struct Options {
+    std::string topology;
+    std::string pattern;
+    std::string flows;
+    std::string ranks = "all";
+    std::string bytes = "64MiB";
+    std::string links = "calibrated";
+    std::string ecmp = "hash";
+    std::uint64_t seed = 1;
+    std::size_t top = 10;
+    bool json = false;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "traffic", "Run point-to-point traffic with contention: completion times, link utilization");
+  sub->add_option("--topology,-t", options->topology, "Topology: preset spec or YAML file")
+      ->required();
+  auto* pattern = sub->add_option("--pattern,-p", options->pattern,
+                                  "permutation, alltoall, incast or ring over --ranks");
+  auto* flows = sub->add_option("--flows,-f", options->flows,
+                                "CSV file with columns src,dst,bytes,start (topology node names)");
+  pattern->excludes(flows);
+  sub->add_option("--ranks,-n", options->ranks, "Accelerators for --pattern: N, list, ranges, all")
+      ->capture_default_str();
+  sub->add_option("--bytes,-b", options->bytes, "Bytes per flow for --pattern")
+      ->capture_default_str();
+  sub->add_option("--seed", options->seed, "Seed of the random permutation")->capture_default_str();
+  sub->add_option("--links", options->links, "calibrated or line-rate")->capture_default_str();
+  sub->add_option("--ecmp", options->ecmp, "hash (one path per flow) or spread")
+      ->capture_default_str();
+  sub->add_option("--top", options->top, "Links to list, busiest first")->capture_default_str();
+  sub->add_flag("--json", options->json, "Print JSON (every flow and every used link)");
+  return {
+      sub, [options](Context& ctx) {
+        using namespace stepsim::collectives;
+        if (options->pattern.empty() == options->flows.empty())
+          throw InputError("give either --pattern NAME or --flows FILE.csv");
+        if (options->links != "calibrated" && options->links != "line-rate")
+          throw InputError(
+              fmt::format("--links '{}': expected 'calibrated' or 'line-rate'", options->links));
+        if (options->ecmp != "hash" && options->ecmp != "spread")
+          throw InputError(fmt::format("--ecmp '{}': expected 'hash' or 'spread'", options->ecmp));
+        const topology::Topology topo =
+            topology::load_topology_spec(options->topology, std::filesystem::current_path());
+        std::vector<TrafficFlow> traffic;
+        if (!options->flows.empty()) {
+          traffic = read_flows_csv(options->flows, topo);
+        } else {
+          const auto ranks =
+              parse_ranks(options->ranks, static_cast<std::uint32_t>(topo.accelerators().size()));
+          traffic = traffic_pattern(options->pattern, topo, ranks, parse_bytes(options->bytes),
+                                    options->seed);
+        }
+        const Calibration calibration =
+            options->links == "calibrated" ? calibrated_presets() : line_rate_presets();
+        const TrafficResult result = run_traffic(
+            topo, calibration, traffic,
+            options->ecmp == "spread" ? topology::EcmpMode::kSpread : topology::EcmpMode::kHash);
+
+        if (options->json) {
+          nlohmann::json j;
+          j["topology"] = topo.name();
+          j["makespan_s"] = result.makespan.seconds();
+          nlohmann::json fl = nlohmann::json::array();
+          for (std::size_t i = 0; i < traffic.size(); ++i)
+            fl.push_back({{"src", topo.name(traffic[i].src)},
+                          {"dst", topo.name(traffic[i].dst)},
+                          {"bytes", traffic[i].bytes.count()},
+                          {"start_s", result.flows[i].start.seconds()},
+                          {"finish_s", result.flows[i].finish.seconds()}});
+          j["flows"] = fl;
+          nlohmann::json li = nlohmann::json::array();
+          for (const LinkOutcome& l : result.links)
+            li.push_back({{"link", topo.describe(l.link)},
+                          {"bandwidth_GBps", l.bandwidth.gigabytes_per_second()},
+                          {"bytes", l.bytes_carried},
+                          {"utilization", l.utilization},
+                          {"busy_s", l.busy.seconds()},
+                          {"peak_flows", l.peak_flows}});
+          j["links"] = li;
+          ctx.out << j.dump(2) << "\n";
+          return 0;
+        }
+        std::vector<double> fct;
+        double total = 0;
+        for (std::size_t i = 0; i < traffic.size(); ++i) {
+          fct.push_back((result.flows[i].finish - result.flows[i].start).seconds());
+          total += traffic[i].bytes.as_double();
+        }
+        std::sort(fct.begin(), fct.end());
+        auto pct = [&](double p) {
+          if (fct.empty()) return 0.0;
+          const auto k = static_cast<std::size_t>(p * static_cast<double>(fct.size() - 1));
+          return fct[k];
+        };
+        ctx.out << fmt::format(
+            "traffic on {}: {} flows, {} in total, links {}\n", topo.name(), traffic.size(),
+            format_bytes(Bytes(static_cast<std::int64_t>(total))), options->links);
+        ctx.out << fmt::format("makespan: {}\n", format_time(result.makespan));
+        ctx.out << fmt::format(
+            "flow completion time: min {}  median {}  p99 {}  max {}\n",
+            format_time(Time::from_seconds(pct(0))), format_time(Time::from_seconds(pct(0.5))),
+            format_time(Time::from_seconds(pct(0.99))), format_time(Time::from_seconds(pct(1))));
+        std::vector<LinkOutcome> busiest = result.links;
+        std::stable_sort(busiest.begin(), busiest.end(), [](const auto& a, const auto& b) {
+          return a.utilization > b.utilization;
+        });
+        if (busiest.size() > options->top) busiest.resize(options->top);
+        ctx.out << fmt::format("\n{:<44} {:>10} {:>12} {:>7} {:>6}\n", "busiest links", "bandwidth",
+                               "carried", "util", "flows");
+        for (const LinkOutcome& l : busiest)
+          ctx.out << fmt::format("{:<44} {:>10} {:>12} {:>6.1f}% {:>6}\n", topo.describe(l.link),
+                                 format_bandwidth(l.bandwidth),
+                                 format_bytes(Bytes(static_cast<std::int64_t>(l.bytes_carried))),
+                                 l.utilization * 100, l.peak_flows);
+        return 0;
+      }};
+}
+
+}  // namespace stepsim::cli

@@ -1,0 +1,208 @@
+#include "sim/collectives/traffic.hpp"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "sim/collectives/topology_network.hpp"
+#include "sim/common/config.hpp"
+#include "sim/common/input_error.hpp"
+#include "sim/engine/flow_network.hpp"
+
+namespace stepsim::collectives {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view line) {
+  std::vector<std::string_view> fields;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t comma = line.find(',', pos);
+    fields.push_back(
+        trim(line.substr(pos, comma == std::string_view::npos ? line.npos : comma - pos)));
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return fields;
+}
+
+}  // namespace
+
+std::vector<TrafficFlow> read_flows_csv(const std::filesystem::path& path,
+                                        const topology::Topology& topology) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot read the flows file", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_flows_csv(text.str(), path.string(), topology);
+}
+
+std::vector<TrafficFlow> parse_flows_csv(std::string_view text, const std::string& origin,
+                                         const topology::Topology& topology) {
+  std::vector<TrafficFlow> flows;
+  std::size_t pos = 0;
+  int line_number = 0;
+  bool header = false;
+  std::vector<std::string> names;
+  while (pos < text.size()) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = trim(text.substr(pos, end - pos));
+    pos = end + 1;
+    ++line_number;
+    if (line.empty() || line.front() == '#') continue;
+    const auto fields = split(line);
+    auto fail = [&](const std::string& message) {
+      throw InputError(fmt::format("{}:{}: {}", origin, line_number, message));
+    };
+    if (!header) {
+      if (fields.size() != 4 || fields[0] != "src" || fields[1] != "dst" || fields[2] != "bytes" ||
+          fields[3] != "start")
+        fail(fmt::format("expected the header 'src,dst,bytes,start', found '{}'", line));
+      header = true;
+      continue;
+    }
+    if (fields.size() != 4)
+      fail(fmt::format("expected 4 columns (src,dst,bytes,start), found {}", fields.size()));
+    auto node = [&](std::string_view name, const char* column) {
+      if (auto id = topology.find_node(name)) return *id;
+      if (names.empty())
+        for (std::size_t i = 0; i < topology.num_nodes(); ++i)
+          names.push_back(topology.name(topology::NodeId(static_cast<std::uint32_t>(i))));
+      const std::string suggestion = config::closest_match(name, names);
+      fail(fmt::format("{} '{}' is not a node of topology '{}'{}", column, name, topology.name(),
+                       suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion)));
+      return topology::NodeId();
+    };
+    TrafficFlow flow;
+    flow.src = node(fields[0], "src");
+    flow.dst = node(fields[1], "dst");
+    try {
+      const std::string_view b = fields[2];
+      const bool digits_only =
+          !b.empty() && b.find_first_not_of("0123456789") == std::string_view::npos;
+      flow.bytes = digits_only ? Bytes(std::stoll(std::string(b))) : parse_bytes(b);
+    } catch (const InputError& e) {
+      fail(fmt::format("bytes '{}': {}", fields[2], e.what()));
+    } catch (const std::out_of_range&) {
+      fail(fmt::format("bytes '{}': too large", fields[2]));
+    }
+    try {
+      flow.start = fields[3] == "0" ? Time::zero() : parse_time(fields[3]);
+    } catch (const InputError& e) {
+      fail(fmt::format("start '{}': {}", fields[3], e.what()));
+    }
+    flows.push_back(flow);
+  }
+  if (!header)
+    throw InputError(
+        fmt::format("{}: empty flows file (expected the header "
+                    "'src,dst,bytes,start' and rows)",
+                    origin));
+  return flows;
+}
+
+std::vector<TrafficFlow> traffic_pattern(std::string_view pattern,
+                                         const topology::Topology& topology,
+                                         std::span<const std::uint32_t> ranks, Bytes bytes,
+                                         std::uint64_t seed) {
+  const std::vector<std::string> patterns{"alltoall", "incast", "permutation", "ring"};
+  if (std::find(patterns.begin(), patterns.end(), pattern) == patterns.end()) {
+    const std::string suggestion = config::closest_match(pattern, patterns);
+    throw InputError(
+        fmt::format("unknown traffic pattern '{}'{}; expected one of: {}", pattern,
+                    suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion),
+                    fmt::join(patterns, ", ")));
+  }
+  if (ranks.size() < 2) throw InputError("a traffic pattern needs at least 2 ranks");
+  const auto& acc = topology.accelerators();
+  const std::size_t n = ranks.size();
+  std::vector<TrafficFlow> flows;
+  auto add = [&](std::size_t i, std::size_t j) {
+    flows.push_back({acc[ranks[i]], acc[ranks[j]], bytes, Time::zero()});
+  };
+  if (pattern == "ring") {
+    for (std::size_t i = 0; i < n; ++i)
+      add(i, (i + 1) % n);
+  } else if (pattern == "incast") {
+    for (std::size_t i = 1; i < n; ++i)
+      add(i, 0);
+  } else if (pattern == "alltoall") {
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        if (i != j) add(i, j);
+  } else {
+    // Sattolo's algorithm: a uniformly random cyclic permutation, hence no rank sends to itself.
+    // mt19937_64 is fully specified by the standard and the draw below uses no library
+    // distribution, so the same seed gives the same flows everywhere.
+    std::vector<std::size_t> target(n);
+    for (std::size_t i = 0; i < n; ++i)
+      target[i] = i;
+    std::mt19937_64 rng(seed);
+    for (std::size_t i = n - 1; i > 0; --i)
+      std::swap(target[i], target[rng() % i]);
+    for (std::size_t i = 0; i < n; ++i)
+      add(i, target[i]);
+  }
+  return flows;
+}
+
+TrafficResult run_traffic(const topology::Topology& topology, const Calibration& calibration,
+                          std::span<const TrafficFlow> flows, topology::EcmpMode ecmp) {
+  TrafficResult result;
+  result.flows.resize(flows.size());
+  engine::Simulator sim;
+  engine::FlowNetwork network(sim);
+  const NetworkLinks links = add_topology_links(network, topology, calibration);
+  topology::Router router(topology);
+  // What the start events need, behind one pointer (events hold small captures).
+  struct Context {
+    std::span<const TrafficFlow> flows;
+    topology::Router& router;
+    engine::FlowNetwork& network;
+    TrafficResult& result;
+    topology::EcmpMode ecmp;
+  } context{flows, router, network, result, ecmp};
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    sim.schedule_at(flows[i].start, [ctx = &context, i] {
+      const TrafficFlow& f = ctx->flows[i];
+      const topology::Routes routes = ctx->router.routes(f.src, f.dst, ctx->ecmp, i);
+      std::vector<std::vector<engine::LinkId>> paths;
+      for (const auto& p : routes.paths) {
+        paths.emplace_back();
+        for (topology::LinkIndex l : p)
+          paths.back().push_back(engine::LinkId{l.value()});
+      }
+      auto done = [result = &ctx->result, i](const engine::FlowCompletion& c) {
+        result->flows[i] = {c.start, c.finish};
+      };
+      if (paths.size() == 1) {
+        ctx->network.start_flow(f.src.value(), f.dst.value(), f.bytes, paths.front(), done);
+      } else {
+        std::vector<engine::WeightedPath> weighted;
+        for (const auto& p : paths)
+          weighted.push_back({p, 1.0});
+        ctx->network.start_flow(f.src.value(), f.dst.value(), f.bytes, weighted, done);
+      }
+    });
+  }
+  sim.run();
+  network.check_invariants();
+  result.makespan = sim.now();
+  for (std::uint32_t l = 0; l < topology.num_links(); ++l) {
+    const engine::LinkStatistics s = network.link_statistics(engine::LinkId{l});
+    if (s.bytes_carried <= 0) continue;
+    result.links.push_back({topology::LinkIndex(l), s.bytes_carried, s.utilization, s.busy_time,
+                            s.peak_flows, links.bandwidth[l]});
+  }
+  return result;
+}
+
+}  // namespace stepsim::collectives

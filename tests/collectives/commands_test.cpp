@@ -1,0 +1,112 @@
+// `stepsim collective` and `stepsim traffic` end to end: output shape, and bad input -> exit 2
+// with a message that names the bad value.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/cli/cli.hpp"
+
+namespace stepsim {
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result run(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = cli::run(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+void expect_input_error(std::vector<std::string> args, const std::string& message) {
+  const Result r = run(args);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(message), std::string::npos) << "stderr: " << r.err;
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+TEST(CollectiveCommand, JsonRowsDoubleInSizeAndCarryBusbw) {
+  const Result r = run({"collective", "-t", "dgx-h100", "--ranks", "8", "--algo", "ring", "--sizes",
+                        "1MiB:4MiB", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 3u);  // 1, 2, 4 MiB
+  EXPECT_EQ(j["rows"][2]["size_bytes"], 4 << 20);
+  for (const auto& row : j["rows"]) {
+    // nccl-tests: busbw = algbw x 2(n-1)/n for AllReduce; algbw = size / time.
+    const double algbw = row["size_bytes"].get<double>() / row["time_us"].get<double>() * 1e-3;
+    EXPECT_NEAR(row["algbw_GBps"].get<double>(), algbw, algbw * 1e-9);
+    EXPECT_NEAR(row["busbw_GBps"].get<double>(), algbw * 14 / 8, algbw * 1e-9);
+  }
+}
+
+TEST(CollectiveCommand, TablePrintsTheNcclTestsColumns) {
+  const Result r = run({"collective", "-t", "dgx-a100", "--op", "allgather", "--sizes", "1GiB"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* column : {"size", "count", "type", "time", "algbw", "busbw", "float"})
+    EXPECT_NE(r.out.find(column), std::string::npos) << column;
+}
+
+TEST(CollectiveCommand, BadInputExitsTwoWithAClearMessage) {
+  expect_input_error({"collective", "-t", "dgx-h100", "--op", "allreduc"},
+                     "did you mean 'allreduce'");
+  expect_input_error({"collective", "-t", "dgx-h100", "--algo", "rign"}, "did you mean 'ring'");
+  expect_input_error({"collective", "-t", "dgx-h100", "--ranks", "16"}, "only 8 accelerators");
+  expect_input_error({"collective", "-t", "dgx-h100", "--ranks", "0-3,9"}, "rank 9");
+  expect_input_error({"collective", "-t", "dgx-h100", "--sizes", "8:1024"}, "--sizes '8:1024'");
+  expect_input_error({"collective", "-t", "dgx-a100", "--algo", "in-switch", "--sizes", "1MiB"},
+                     "no switch that reduces in the network");
+  expect_input_error({"collective", "-t", "dgx-h100", "--op", "alltoall", "--algo", "tree"},
+                     "AllReduce only");
+}
+
+TEST(TrafficCommand, JsonListsFlowsAndLinks) {
+  const Result r = run({"traffic", "-t", "dgx-h100", "--pattern", "incast", "--ranks", "3",
+                        "--bytes", "1GiB", "--links", "line-rate", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["flows"].size(), 2u);
+  // Two 1 GiB flows into gpu0's 450 GB/s NVLink share it: both finish at 2 GiB / 450 GB/s plus
+  // the route latency (2 x 150 ns).
+  const double expected = 2.0 * (1 << 30) / 450e9 + 300e-9;
+  for (const auto& f : j["flows"]) {
+    EXPECT_EQ(f["start_s"], 0.0);
+    EXPECT_NEAR(f["finish_s"].get<double>(), expected, expected * 1e-6);
+  }
+  bool saturated = false;
+  for (const auto& l : j["links"])
+    if (l["link"] == "node0.nvswitch -> node0.gpu0")
+      saturated = l["utilization"].get<double>() > 0.99;
+  EXPECT_TRUE(saturated);
+}
+
+TEST(TrafficCommand, FlowsFileErrorsNameTheLine) {
+  const std::string unknown = write_file("stepsim_unknown.csv",
+                                         "src,dst,bytes,start\n"
+                                         "node0.gpu0,node0.gpu1,1MiB,0\n"
+                                         "node0.gpu0,node0.gpu9,1MiB,0\n");
+  expect_input_error({"traffic", "-t", "dgx-h100", "--flows", unknown},
+                     unknown + ":3: dst 'node0.gpu9' is not a node");
+  const std::string negative =
+      write_file("stepsim_negative.csv", "src,dst,bytes,start\nnode0.gpu0,node0.gpu1,-5,0\n");
+  expect_input_error({"traffic", "-t", "dgx-h100", "--flows", negative}, negative + ":2: bytes");
+  const std::string no_unit =
+      write_file("stepsim_no_unit.csv", "src,dst,bytes,start\nnode0.gpu0,node0.gpu1,1MiB,5\n");
+  expect_input_error({"traffic", "-t", "dgx-h100", "--flows", no_unit}, no_unit + ":2: start");
+  expect_input_error({"traffic", "-t", "dgx-h100", "--pattern", "permutaton"},
+                     "did you mean 'permutation'");
+}
+
+}  // namespace
+}  // namespace stepsim
