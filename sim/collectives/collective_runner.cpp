@@ -78,7 +78,6 @@ void CollectiveRunner::release(std::uint32_t run_index, TransferId id) {
   Pending& pending = pending_[slot];
   pending.run = run_index;
   pending.transfer = id;
-  pending.used = true;
   pending.path.clear();
   pending.spread.clear();
   const topology::NodeId src = node_of(run, t.src), dst = node_of(run, t.dst);
@@ -118,7 +117,8 @@ void CollectiveRunner::launch(std::uint32_t slot) {
   Bytes bytes = t.bytes;
   if (t.src.is_switch() || t.dst.is_switch()) {
     // In-switch traffic: the member's own link (first link up, last link down) sets the overhead.
-    const auto& path = pending.path.empty() ? pending.spread.front() : pending.path;
+    const auto& path =
+        pending.path.empty() && !pending.spread.empty() ? pending.spread.front() : pending.path;
     if (!path.empty()) {
       const double factor =
           links_.in_switch_factor[(t.src.is_switch() ? path.back() : path.front()).value];
@@ -135,7 +135,6 @@ void CollectiveRunner::launch(std::uint32_t slot) {
       paths.push_back({p, 1.0});
     network_.start_flow(src.value(), dst.value(), bytes, paths, std::move(on_done));
   }
-  pending.used = false;
   pending.path.clear();
   pending.spread.clear();
   free_pending_.push_back(slot);

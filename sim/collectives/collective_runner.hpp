@@ -58,7 +58,6 @@ class CollectiveRunner {
     std::vector<std::vector<engine::LinkId>> spread;
     std::uint32_t run = 0;
     TransferId transfer;
-    bool used = false;
   };
 
   topology::NodeId node_of(const Run& run, Endpoint endpoint) const;
