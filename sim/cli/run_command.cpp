@@ -46,6 +46,17 @@ Command add_run_command(CLI::App& app) {
   return {sub, [options](Context& ctx) {
             const auto started = std::chrono::steady_clock::now();
             const Scenario scenario = load_scenario(options->file, options->overrides);
+            // Open the report before the simulation, so a bad path fails at once.
+            std::ofstream report_file;
+            if (!options->report.empty()) {
+              report_file.open(options->report);
+              if (!report_file) {
+                throw InputError(
+                    fmt::format("cannot write the report to '{}': no such directory or "
+                                "not writable",
+                                options->report));
+              }
+            }
             ctx.log.debug("scenario '{}' loaded: {} accelerators", scenario.name,
                           scenario.topology.accelerators().size());
             SimulateOptions simulate;
@@ -55,7 +66,12 @@ Command add_run_command(CLI::App& app) {
             const StepReport report = simulate_step(scenario, simulate);
             if (ctx.err_is_terminal) ctx.err << "                      \r" << std::flush;
             print_summary(ctx.out, report);
-            if (!options->report.empty()) write_json_file(options->report, to_json(report));
+            if (report_file.is_open()) {
+              report_file << to_json(report).dump(2) << '\n';
+              if (!report_file) {
+                throw InputError(fmt::format("writing '{}' failed (disk full?)", options->report));
+              }
+            }
             const double wall =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
             ctx.out.flush();
