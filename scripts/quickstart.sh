@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh build >/dev/null
-build/stepsim --help
+build/stepsim run examples/quickstart.yaml
