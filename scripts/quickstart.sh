@@ -3,5 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+echo "quickstart: building stepsim (a few minutes the first time)" >&2
 scripts/build.sh build >/dev/null
 build/stepsim run examples/quickstart.yaml

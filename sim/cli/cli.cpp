@@ -45,6 +45,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   commands.push_back(add_compare_command(app));
   commands.push_back(add_check_command(app));
   commands.push_back(add_topo_command(app));
+  commands.push_back(add_model_command(app));
   commands.push_back(add_collective_command(app));
   commands.push_back(add_traffic_command(app));
 

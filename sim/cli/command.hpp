@@ -39,6 +39,7 @@ Command add_check_command(CLI::App& app);
 Command add_topo_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
+Command add_model_command(CLI::App& app);
 Command add_collective_command(CLI::App& app);
 Command add_traffic_command(CLI::App& app);
 

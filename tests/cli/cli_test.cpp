@@ -28,7 +28,8 @@ TEST(Cli, HelpListsCommandsAndExitsZero) {
 }
 
 TEST(Cli, EveryCommandHasHelp) {
-  for (const char* command : {"check"}) {
+  for (const char* command :
+       {"run", "compare", "check", "topo", "model", "collective", "traffic"}) {
     const Result r = run({command, "--help"});
     EXPECT_EQ(r.code, 0) << command;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << command;
@@ -49,6 +50,16 @@ TEST(Cli, CheckAcceptsAValidScenarioAndAppliesOverrides) {
   r = run({"-q", "check", file, "-o", "name=renamed"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("valid scenario 'renamed'"), std::string::npos);
+}
+
+TEST(Cli, ModelPrintsPublishedParameterCounts) {
+  // Llama 3 8B: 8,030,261,248 parameters (meta-llama/Meta-Llama-3-8B checkpoint).
+  Result r = run({"model", "llama3-8b", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"parameters\": 8030261248"), std::string::npos) << r.out;
+  r = run({"model", "llama3-7b"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("did you mean 'llama3-8b'"), std::string::npos) << r.err;
 }
 
 }  // namespace
