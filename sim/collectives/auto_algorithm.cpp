@@ -3,8 +3,11 @@
 //  1. AllToAll, AllToAllv, Send/Recv: direct.
 //  2. Broadcast, Reduce: ring (pipelined chain), fluid above 64 ranks.
 //  3. AllReduce, AllGather, ReduceScatter:
-//     a. in-switch when a reducing switch spans the group, the group is one scale-up domain and
-//        S >= 1 MiB (NCCL enables NVLS for large messages inside an NVLink domain);
+//     a. AllReduce only: in-switch when a reducing switch spans the group, the group is one
+//        scale-up domain and S >= 1 MiB (NCCL enables NVLS for large messages inside an NVLink
+//        domain). AllGather and ReduceScatter keep the ring: their published 8xH200 busbw
+//        (361.4 and 362.9 GB/s, shared/data/nccl_busbw.yaml h200_nvls) is the ring's, and the
+//        calibrated in-switch path would make them slower;
 //     b. halving-doubling when S/n <= 64 KiB and more than 2 ranks (latency-bound: log2(n) steps
 //        instead of n-1); for AllGather/ReduceScatter only on powers of two;
 //     c. hierarchical when the group spans several equal domains of >= 2 members and n > 64
@@ -62,7 +65,8 @@ class AutoAlgorithm final : public Algorithm {
         break;
     }
     const std::uint32_t domains = group.num_domains();
-    if (group.in_switch_reduction && domains == 1 && op.size.count() >= kInSwitchMinBytes)
+    if (op.kind == OpKind::kAllReduce && group.in_switch_reduction && domains == 1 &&
+        op.size.count() >= kInSwitchMinBytes)
       return get("in-switch");
     const bool power_of_two = std::has_single_bit(n);
     if (n > 2 && op.size.count() / n <= kLatencyBoundBytesPerRank &&

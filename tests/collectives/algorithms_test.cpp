@@ -178,6 +178,10 @@ TEST(Algorithms, AutoFollowsItsDocumentedRules) {
   EXPECT_EQ(pick(OpKind::kAllToAll, kMiB, GroupShape::single_domain(8)), "direct");
   EXPECT_EQ(pick(OpKind::kAllReduce, 256 * kMiB, GroupShape::single_domain(8, true)), "in-switch");
   EXPECT_EQ(pick(OpKind::kAllReduce, 256 * kMiB, GroupShape::single_domain(8)), "ring");
+  // AllGather / ReduceScatter keep the ring on NVLS hardware: the published 8xH200 busbw (361.4,
+  // 362.9 GB/s) is the ring's (shared/data/nccl_busbw.yaml, h200_nvls).
+  EXPECT_EQ(pick(OpKind::kAllGather, 256 * kMiB, GroupShape::single_domain(8, true)), "ring");
+  EXPECT_EQ(pick(OpKind::kReduceScatter, 256 * kMiB, GroupShape::single_domain(8, true)), "ring");
   EXPECT_EQ(pick(OpKind::kAllReduce, 4096, GroupShape::single_domain(8, true)), "halving-doubling");
   EXPECT_EQ(pick(OpKind::kAllReduce, 256 * kMiB, GroupShape::uniform(16, 8)), "hierarchical");
   EXPECT_EQ(pick(OpKind::kAllReduce, 256 * kMiB, GroupShape::single_domain(128)), "ring-fluid");
