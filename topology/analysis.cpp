@@ -57,7 +57,10 @@ BytesPerSecond max_flow_bisection(const Topology& t) {
   FlowGraph g(n + 2);
   const std::size_t source = n;
   const std::size_t sink = n + 1;
-  const std::int64_t infinite = std::numeric_limits<std::int64_t>::max() / 4;
+  // The source and sink arcs must never be the cut, yet push-relabel adds excesses up: an
+  // "infinite" near INT64_MAX overflows (UBSan caught it). Every link's capacity together, plus
+  // one, is enough and cannot overflow.
+  std::int64_t infinite = 1;
   for (std::uint32_t l = 0; l < t.num_links(); ++l) {
     const LinkInfo& info = t.link(LinkIndex(l));
     const std::uint32_t u = info.source.value();
@@ -65,7 +68,9 @@ BytesPerSecond max_flow_bisection(const Topology& t) {
     // A node that does not forward may only start flow (source side) or end it (sink side).
     if (!t.node(info.source).forwards && side[u] != 1) continue;
     if (!t.node(info.target).forwards && side[v] != 2) continue;
-    add_arc(g, u, v, static_cast<std::int64_t>(std::llround(info.bandwidth.value() / kUnit)));
+    const auto capacity = static_cast<std::int64_t>(std::llround(info.bandwidth.value() / kUnit));
+    add_arc(g, u, v, capacity);
+    infinite += capacity;
   }
   for (std::size_t i = 0; i < acc.size(); ++i) {
     if (i < half) {
