@@ -41,5 +41,6 @@ Command add_run_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_collective_command(CLI::App& app);
 Command add_traffic_command(CLI::App& app);
+Command add_validate_command(CLI::App& app);
 
 }  // namespace stepsim::cli
