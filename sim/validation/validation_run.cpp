@@ -69,8 +69,15 @@ double simulate_case(const Case& c, std::string* setup) {
   if (c.collective) return simulate_collective(*c.collective, c.measure, setup);
   const Scenario scenario = load_scenario(*c.scenario, {});
   const StepReport report = simulate_step(scenario);
-  if (setup)
+  if (setup) {
     *setup = fmt::format("{}, {} on {}", report.model, report.layout, scenario.topology_spec);
+    // An assumption that would not fit in memory is not what the source ran: say so.
+    Bytes peak(0);
+    for (const auto& m : report.memory)
+      if (m.exceeds_capacity) peak = std::max(peak, m.total);
+    if (peak.count() > 0)
+      *setup += fmt::format(" (needs {} per GPU: exceeds HBM)", format_bytes(peak));
+  }
   return report.tflops_per_accelerator;
 }
 
