@@ -67,13 +67,25 @@ void read_kernel_table(const config::Node& file_node, ComputeModel& model) {
 
 }  // namespace
 
+ComputeModel default_compute_model(const DeviceSpec& device, Precision precision) {
+  static_assert(static_cast<std::size_t>(ComputeKind::kCount) == 5,
+                "DeviceSpec::efficiency lists one efficiency per ComputeKind");
+  ComputeModel model;
+  model.device = device;
+  model.precision = precision;
+  if (device.efficiency) model.efficiency = *device.efficiency;
+  if (device.launch_overhead) model.launch_overhead = *device.launch_overhead;
+  return model;
+}
+
 ComputeModel parse_compute(const config::Node& compute, Precision precision) {
   compute.allow_keys({"device", "peak", "hbm_bandwidth", "hbm_capacity", "efficiency",
                       "launch_overhead", "kernel_times"});
   ComputeModel model;
   model.precision = precision;
   if (auto dev = compute.find("device")) {
-    model.device = find_device_preset(dev->as_choice(device_preset_names())).value();
+    model = default_compute_model(find_device_preset(dev->as_choice(device_preset_names())).value(),
+                                  precision);
   } else {
     model.device.name = "custom";
     model.device.source = "inline in the scenario";

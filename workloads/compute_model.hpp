@@ -38,6 +38,11 @@ struct ComputeModel {
   Time duration(OpName name, Phase phase, ComputeKind kind, double flops, double bytes) const;
 };
 
+// The compute model of `device` in BF16 with the device's calibrated efficiencies and launch
+// overhead, or the generic defaults above when the device has none.
+ComputeModel default_compute_model(const DeviceSpec& device,
+                                   Precision precision = Precision::kBf16);
+
 // Reads the `compute:` section:
 //   compute:
 //     device: h100                  # a preset (device_preset_names()), optional with the numbers

@@ -2,6 +2,7 @@
 // and capacity. Presets cite their datasheets; docs/workloads.md lists them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,6 +30,13 @@ struct DeviceSpec {
   double peak_fp8_flops_per_s = 0;
   BytesPerSecond hbm_bandwidth;
   Bytes hbm_capacity;
+  // Calibrated compute model defaults for this device, when it has them (docs/validation.md):
+  // fraction of peak per ComputeKind (gemm, grouped_gemm, attention, elementwise, optimizer) and
+  // the fixed cost per kernel. Empty: ComputeModel's generic defaults. A scenario's
+  // `compute.efficiency` and `compute.launch_overhead` override them.
+  std::optional<std::array<double, 5>> efficiency;
+  std::optional<Time> launch_overhead;
+  std::string calibration_source;  // where the calibrated numbers come from
 
   double peak_flops_per_s(Precision p) const;
 };

@@ -73,9 +73,30 @@ class Generator {
     routed_tokens_ = m_.moe.capacity_factor > 0 ? std::llround(d(cf_tokens) * cf) : cf_tokens;
     a2a_bytes_ = routed_tokens_ * m_.hidden * eb_;
     skewed_ = p_.ep > 1 && t_.routing_skew > 0 && m_.moe.capacity_factor <= 0;
+    tp_overlap_ = sp_ && p_.tp_comm_overlap;
+  }
+
+  // ZeRO-1/2 with overlap_param_gather: the parameter buckets of the previous step's optimizer,
+  // gathered at the start of this step (from a first generation of the same program).
+  void gather_at_start(std::vector<std::pair<std::int64_t, GroupKind>> buckets) {
+    start_gathers_ = std::move(buckets);
+  }
+  std::vector<std::pair<std::int64_t, GroupKind>> closed_buckets() const {
+    std::vector<std::pair<std::int64_t, GroupKind>> v;
+    for (const auto& b : closed_)
+      v.emplace_back(b.bytes, b.group);
+    return v;
   }
 
   Program run() {
+    // Megatron gathers the buckets in forward order (the reverse of the order the backward
+    // closed them) while the forward runs; the first forward waits for the first bucket.
+    for (auto it = start_gathers_.rbegin(); it != start_gathers_.rend(); ++it) {
+      const std::uint32_t op =
+          collective(OpName::kZeroParamGather, Phase::kOptimizer, kNoLayer,
+                     CollectiveKind::kAllGather, it->second, ParallelDim::kDp, it->first, {});
+      if (start_gate_ == kNone) start_gate_ = op;
+    }
     const std::int64_t micro_batches = spec_.micro_batches();
     const auto steps = pipeline_order(p_.schedule, p_.pp, stage_, p_.vpp, micro_batches);
     std::vector<std::size_t> last_backward(static_cast<std::size_t>(p_.vpp), 0);
@@ -315,7 +336,9 @@ class Generator {
 
   // ---- attention core with context parallelism ----
 
-  std::uint32_t attention_core(Phase phase, std::int64_t layer, std::uint32_t dep) {
+  // `also`: a second operation the core waits for (the SP AllGather under tp_comm_overlap).
+  std::uint32_t attention_core(Phase phase, std::int64_t layer, std::uint32_t dep,
+                               std::uint32_t also = kNone) {
     const LayerFlops f = layer_flops_per_token(m_, layer, t_.seq_len);
     const bool backward = phase == Phase::kBackward;
     const double factor = backward ? 2.0 : 1.0;
@@ -324,7 +347,7 @@ class Generator {
     const double bytes = factor * d(tokens_) * width * d(eb_);
     if (p_.cp == 1) {
       return compute(OpName::kAttentionCore, phase, layer, ComputeKind::kAttention, flops, bytes,
-                     {dep});
+                     {dep, also});
     }
     if (p_.cp_mode == CpMode::kUlysses) {
       // Heads are scattered and the sequence gathered before attention, and back after
@@ -334,7 +357,7 @@ class Generator {
       const std::int64_t out_bytes = tokens_ * m_.attn_out_width() / tp_ * eb_;
       const std::uint32_t in = collective(
           OpName::kCpAllToAll, phase, layer, CollectiveKind::kAllToAll, GroupKind::kContext,
-          ParallelDim::kCp, backward ? out_bytes : qkv_bytes, {dep});
+          ParallelDim::kCp, backward ? out_bytes : qkv_bytes, {dep, also});
       const std::uint32_t core = compute(OpName::kAttentionCore, phase, layer,
                                          ComputeKind::kAttention, flops, bytes, {in});
       return collective(OpName::kCpAllToAll, phase, layer, CollectiveKind::kAllToAll,
@@ -347,7 +370,7 @@ class Generator {
     const std::int64_t kv_bytes =
         tokens_ * (m_.kv_width() + m_.attn_out_width()) / tp_ * eb_ * (backward ? 2 : 1);
     std::uint32_t block = compute(OpName::kAttentionCore, phase, layer, ComputeKind::kAttention,
-                                  flops / p_.cp, bytes / p_.cp, {dep});
+                                  flops / p_.cp, bytes / p_.cp, {dep, also});
     std::uint32_t received = kNone;
     for (int j = 0; j + 1 < p_.cp; ++j) {
       const std::uint32_t tag = cp_tag_++;
@@ -375,27 +398,32 @@ class Generator {
                 norm_bytes(), {in.a, in.b, gather.a, gather.b});
     if (phase == Phase::kForward && layer + 1 < layer_end_)
       prefetch(Phase::kForward, layer + 1, n1);
+    // With tp_comm_overlap a GEMM and its SP collective start together (both after the GEMM's
+    // input), and what follows waits for both: the pair takes max(GEMM, communication).
     const std::uint32_t x = sp_gather(phase, layer, n1);
     const double qkv_w = f.qkv / 2.0;
     const std::uint32_t q =
         compute(OpName::kQkv, phase, layer, ComputeKind::kGemm, T * f.qkv / tp_,
-                gemm_bytes(T, h, d(m_.q_width() + 2 * m_.kv_width()) / tp_, qkv_w / tp_), {x});
-    const std::uint32_t core = attention_core(phase, layer, q);
+                gemm_bytes(T, h, d(m_.q_width() + 2 * m_.kv_width()) / tp_, qkv_w / tp_),
+                {tp_overlap_ ? n1 : x});
+    const std::uint32_t core = attention_core(phase, layer, q, tp_overlap_ ? x : kNone);
     const double out_w = f.attention_out / 2.0;
     const std::uint32_t o =
         compute(OpName::kAttentionOut, phase, layer, ComputeKind::kGemm, T * f.attention_out / tp_,
                 gemm_bytes(T, d(m_.attn_out_width()) / tp_, h, out_w / tp_), {core});
-    const std::uint32_t r = tp_reduce(phase, layer, o);
-    const std::uint32_t n2 = compute(OpName::kNorm, phase, layer, ComputeKind::kElementwise,
-                                     5.0 * d(tokens_sp_) * h, norm_bytes(), {r});
+    const std::uint32_t r = tp_reduce(phase, layer, tp_overlap_ ? core : o);
+    const std::uint32_t n2 =
+        compute(OpName::kNorm, phase, layer, ComputeKind::kElementwise, 5.0 * d(tokens_sp_) * h,
+                norm_bytes(), {r, tp_overlap_ ? o : kNone});
     if (m_.is_moe_layer(layer)) return moe_forward(layer, phase, f, n2);
     const std::uint32_t x2 = sp_gather(phase, layer, n2);
-    const std::uint32_t up =
-        compute(OpName::kMlpUp, phase, layer, ComputeKind::kGemm, T * f.mlp_up / tp_,
-                gemm_bytes(T, h, f.mlp_up / 2.0 / h / tp_, f.mlp_up / 2.0 / tp_), {x2});
-    const std::uint32_t down =
-        compute(OpName::kMlpDown, phase, layer, ComputeKind::kGemm, T * f.mlp_down / tp_,
-                gemm_bytes(T, d(m_.ffn) / tp_, h, f.mlp_down / 2.0 / tp_), {up});
+    const std::uint32_t up = compute(
+        OpName::kMlpUp, phase, layer, ComputeKind::kGemm, T * f.mlp_up / tp_,
+        gemm_bytes(T, h, f.mlp_up / 2.0 / h / tp_, f.mlp_up / 2.0 / tp_), {tp_overlap_ ? n2 : x2});
+    const std::uint32_t down = compute(
+        OpName::kMlpDown, phase, layer, ComputeKind::kGemm, T * f.mlp_down / tp_,
+        gemm_bytes(T, d(m_.ffn) / tp_, h, f.mlp_down / 2.0 / tp_), {up, tp_overlap_ ? x2 : kNone});
+    if (tp_overlap_) return {tp_reduce(phase, layer, up), down};
     return {tp_reduce(phase, layer, down), kNone};
   }
 
@@ -476,40 +504,45 @@ class Generator {
       mlp_in = compute(OpName::kNorm, bwd, layer, ComputeKind::kElementwise, 10.0 * Tm * h,
                        2.0 * norm_bytes(), {router, shared});
     } else {
+      // tp_comm_overlap: each SP collective runs beside its GEMM (see layer_forward).
       const std::uint32_t g = sp_gather(bwd, layer, in.a);
       const std::uint32_t down =
           compute(OpName::kMlpDown, bwd, layer, ComputeKind::kGemm, 2.0 * T * f.mlp_down / tp_,
                   2.0 * gemm_bytes(T, d(m_.ffn) / tp_, h, f.mlp_down / 2.0 / tp_),
-                  {g, start.a, start.b, gather.a, gather.b});
+                  {tp_overlap_ ? in.a : g, start.a, start.b, gather.a, gather.b});
       gradient(down, lp.mlp_down, false);
       const std::uint32_t up =
           compute(OpName::kMlpUp, bwd, layer, ComputeKind::kGemm, 2.0 * T * f.mlp_up / tp_,
-                  2.0 * gemm_bytes(T, h, f.mlp_up / 2.0 / h / tp_, f.mlp_up / 2.0 / tp_), {down});
+                  2.0 * gemm_bytes(T, h, f.mlp_up / 2.0 / h / tp_, f.mlp_up / 2.0 / tp_),
+                  {down, tp_overlap_ ? g : kNone});
       gradient(up, lp.mlp_up, false);
-      const std::uint32_t r = tp_reduce(bwd, layer, up);
+      const std::uint32_t r = tp_reduce(bwd, layer, tp_overlap_ ? down : up);
       mlp_in = compute(OpName::kNorm, bwd, layer, ComputeKind::kElementwise,
-                       10.0 * d(tokens_sp_) * h, 2.0 * norm_bytes(), {r});
+                       10.0 * d(tokens_sp_) * h, 2.0 * norm_bytes(), {r, tp_overlap_ ? up : kNone});
     }
     gradient(mlp_in, lp.norm, false);
     const std::uint32_t g = sp_gather(bwd, layer, mlp_in);
     const std::uint32_t out = compute(
         OpName::kAttentionOut, bwd, layer, ComputeKind::kGemm, 2.0 * T * f.attention_out / tp_,
-        2.0 * gemm_bytes(T, d(m_.attn_out_width()) / tp_, h, f.attention_out / 2.0 / tp_), {g});
+        2.0 * gemm_bytes(T, d(m_.attn_out_width()) / tp_, h, f.attention_out / 2.0 / tp_),
+        {tp_overlap_ ? mlp_in : g});
     gradient(out, lp.attn_out, false);
     std::uint32_t core_in = out;
+    const std::uint32_t gathered = tp_overlap_ ? g : kNone;
     if (t_.recompute == Recompute::kSelective) {
       // Selective recomputation (Korthikanti et al.): only the attention core runs again.
-      core_in = attention_core(Phase::kRecompute, layer, out);
+      core_in = attention_core(Phase::kRecompute, layer, out, gathered);
     }
-    const std::uint32_t core = attention_core(bwd, layer, core_in);
+    const std::uint32_t core = attention_core(bwd, layer, core_in, gathered);
     const std::uint32_t qkv = compute(
         OpName::kQkv, bwd, layer, ComputeKind::kGemm, 2.0 * T * f.qkv / tp_,
         2.0 * gemm_bytes(T, h, d(m_.q_width() + 2 * m_.kv_width()) / tp_, f.qkv / 2.0 / tp_),
         {core});
     gradient(qkv, lp.qkv, false);
-    const std::uint32_t r = tp_reduce(bwd, layer, qkv);
-    const std::uint32_t n1 = compute(OpName::kNorm, bwd, layer, ComputeKind::kElementwise,
-                                     10.0 * d(tokens_sp_) * h, 2.0 * norm_bytes(), {r});
+    const std::uint32_t r = tp_reduce(bwd, layer, tp_overlap_ ? core : qkv);
+    const std::uint32_t n1 =
+        compute(OpName::kNorm, bwd, layer, ComputeKind::kElementwise, 10.0 * d(tokens_sp_) * h,
+                2.0 * norm_bytes(), {r, tp_overlap_ ? qkv : kNone});
     gradient(n1, lp.norm, false);
     return {n1, kNone};
   }
@@ -606,6 +639,10 @@ class Generator {
     } else {
       cur = embedding_forward();
     }
+    if (start_gate_ != kNone) {
+      cur.b = start_gate_;
+      start_gate_ = kNone;
+    }
     for (std::int64_t l = layer_begin_; l < layer_end_; ++l) {
       cur = layer_forward(l, Phase::kForward, cur);
     }
@@ -680,7 +717,7 @@ class Generator {
     op.micro_batch = kNoMicroBatch;
     program_.ops.push_back(op);
     const auto step = static_cast<std::uint32_t>(program_.ops.size() - 1);
-    if (p_.zero == 1 || p_.zero == 2) {
+    if ((p_.zero == 1 || p_.zero == 2) && !t_.overlap_param_gather) {
       // The distributed optimizer gathers the updated parameters bucket by bucket.
       for (const auto& b : closed_) {
         collective(OpName::kZeroParamGather, Phase::kOptimizer, kNoLayer,
@@ -706,6 +743,9 @@ class Generator {
   std::int64_t routed_tokens_ = 0;
   std::int64_t a2a_bytes_ = 0;
   bool skewed_ = false;
+  bool tp_overlap_ = false;
+  std::vector<std::pair<std::int64_t, GroupKind>> start_gathers_;
+  std::uint32_t start_gate_ = kNone;
   int virtual_stages_ = 1;
   std::vector<std::int64_t> stage_layers_;
   std::vector<std::int64_t> first_layer_;
@@ -734,6 +774,14 @@ class Generator {
 
 Program generate_stage_program(const WorkloadSpec& spec, int stage) {
   if (stage < 0 || stage >= spec.parallel.pp) throw std::logic_error("stage out of range");
+  const auto& p = spec.parallel;
+  if ((p.zero == 1 || p.zero == 2) && spec.training.overlap_param_gather && p.dp * p.cp > 1) {
+    Generator first(spec, stage);
+    first.run();
+    Generator second(spec, stage);
+    second.gather_at_start(first.closed_buckets());
+    return second.run();
+  }
   return Generator(spec, stage).run();
 }
 

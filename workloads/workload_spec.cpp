@@ -201,7 +201,8 @@ std::array<OrderDim, 5> read_order(const config::Node& n) {
 }
 
 ParallelLayout read_parallelism(const config::Node& n) {
-  n.allow_keys({"tp", "pp", "dp", "ep", "cp", "sp", "vpp", "zero", "schedule", "order", "cp_mode"});
+  n.allow_keys({"tp", "pp", "dp", "ep", "cp", "sp", "tp_comm_overlap", "vpp", "zero", "schedule",
+                "order", "cp_mode"});
   ParallelLayout p;
   auto dim = [&](const char* key, int& out) {
     if (auto v = n.find(key)) out = static_cast<int>(v->as_int(1, 1 << 20));
@@ -213,6 +214,7 @@ ParallelLayout read_parallelism(const config::Node& n) {
   dim("cp", p.cp);
   dim("vpp", p.vpp);
   if (auto v = n.find("sp")) p.sp = v->as_bool();
+  if (auto v = n.find("tp_comm_overlap")) p.tp_comm_overlap = v->as_bool();
   if (auto v = n.find("zero")) {
     if (v->is_scalar() && v->as_string() == "fsdp") {
       p.zero = 3;
@@ -296,6 +298,12 @@ void check_layout(const config::Node& par, const config::Node& tr, const ModelSp
         "ep {} must divide tp x cp x dp = {} (expert-parallel groups are carved out of the ranks "
         "of one pipeline stage)",
         p.ep, p.tp * p.cp * p.dp));
+  }
+  if (p.tp_comm_overlap && p.tp > 1 && !p.sp) {
+    key("tp_comm_overlap")
+        .fail_with(
+            "tp_comm_overlap needs sp: true (Megatron-LM overlaps the sequence-parallel "
+            "AllGather and ReduceScatter with the GEMMs)");
   }
   if (m.moe_enabled && p.tp > 1 && !p.sp) {
     key("sp").fail_with(

@@ -36,9 +36,13 @@ struct ParallelLayout {
   int ep = 1;
   int cp = 1;
   bool sp = false;  // Megatron sequence parallelism (meaningful with tp > 1)
-  int vpp = 1;      // model chunks per pipeline rank (virtual pipeline stages)
-  int zero = 0;     // 0: DDP; 1: optimizer states sharded (Megatron's distributed optimizer);
-                    // 2: + gradients; 3: + parameters (FSDP)
+  // Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers): each SP AllGather runs
+  // alongside the GEMM that consumes it and each ReduceScatter alongside the GEMM that produces
+  // it, chunk by chunk, so a pair takes about max(GEMM, communication). Needs sp.
+  bool tp_comm_overlap = false;
+  int vpp = 1;   // model chunks per pipeline rank (virtual pipeline stages)
+  int zero = 0;  // 0: DDP; 1: optimizer states sharded (Megatron's distributed optimizer);
+                 // 2: + gradients; 3: + parameters (FSDP)
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   CpMode cp_mode = CpMode::kRing;
   std::array<OrderDim, 5> order = {OrderDim::kTp, OrderDim::kCp, OrderDim::kEp, OrderDim::kDp,
@@ -56,9 +60,13 @@ struct TrainingConfig {
   Precision precision = Precision::kBf16;
   Recompute recompute = Recompute::kNone;
   Bytes grad_bucket = Bytes(25'000'000);
-  bool overlap_grad_reduce = true;   // false: gradient collectives wait for the whole backward
-  bool overlap_param_gather = true;  // false: ZeRO-3 gathers are not prefetched
-  double routing_skew = 0.0;         // 0: uniform routing; s > 0: expert e gets tokens ~ (e+1)^-s
+  bool overlap_grad_reduce = true;  // false: gradient collectives wait for the whole backward
+  // ZeRO-1/2 (Megatron's --overlap-param-gather): the parameter AllGather after the optimizer
+  // runs during the next step's forward; simulated in steady state as gathers at the start of
+  // the step that only the first forward waits for. ZeRO-3: the gathers are prefetched a layer
+  // ahead. false: ZeRO-1/2 gather after the optimizer; ZeRO-3 gathers just in time.
+  bool overlap_param_gather = true;
+  double routing_skew = 0.0;  // 0: uniform routing; s > 0: expert e gets tokens ~ (e+1)^-s
 };
 
 struct WorkloadSpec {

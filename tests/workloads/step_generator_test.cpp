@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "sim/common/config.hpp"
+#include "sim/common/input_error.hpp"
 #include "workloads/model.hpp"
 #include "workloads/step_generator.hpp"
 #include "workloads/workload.hpp"
@@ -320,6 +321,72 @@ TEST(StepGenerator, ZeroStagesSplitTheGradientAllReduce) {
   EXPECT_EQ(scattered, param_bytes);
   EXPECT_DOUBLE_EQ(static_cast<double>(gathered + scattered) / (2.0 * param_bytes), 1.5);
   EXPECT_EQ(replay(Workload(z3)), "");
+}
+
+TEST(StepGenerator, OverlappedParamGatherOpensTheStepAndOnlyTheFirstForwardWaits) {
+  // ZeRO-1 with overlap_param_gather (Megatron's --overlap-param-gather): the AllGathers of the
+  // previous optimizer step run at the start of this one, first layers first; the first forward
+  // waits for the first bucket only, and nothing is gathered after the optimizer. Same bytes as
+  // the gradient ReduceScatter (design.md: ZeRO-1 moves the AllReduce's volume).
+  const std::string training = "{seq_len: 1024, micro_batch: 1, global_batch: 8}";
+  const auto spec = spec_of(kSmallModel, "{dp: 4, zero: 1}", training);
+  const Program p = generate_stage_program(spec, 0);
+  std::size_t gathers = 0;
+  while (gathers < p.ops.size() && p.ops[gathers].name == OpName::kZeroParamGather)
+    ++gathers;
+  ASSERT_GT(gathers, 0u);
+  EXPECT_EQ(sum_bytes(p, [](const Op& op) { return op.name == OpName::kZeroParamGather; }),
+            bytes_of(p, OpName::kDpGradients, CollectiveKind::kReduceScatter));
+  std::size_t waiting = 0;
+  for (const Op& op : p.ops)
+    for (std::uint32_t i = 0; i < op.dep_count; ++i)
+      if (p.deps[op.dep_begin + i] < gathers) ++waiting;
+  EXPECT_EQ(waiting, 1u);
+  EXPECT_EQ(p.ops.back().name, OpName::kOptimizerStep);
+  EXPECT_EQ(replay(Workload(spec)), "");
+  // Without the overlap the gathers follow the optimizer step, as before.
+  const auto late = spec_of(kSmallModel, "{dp: 4, zero: 1}",
+                            "{seq_len: 1024, micro_batch: 1, global_batch: 8, "
+                            "overlap_param_gather: false}");
+  const Program q = generate_stage_program(late, 0);
+  EXPECT_EQ(q.ops.back().name, OpName::kZeroParamGather);
+}
+
+TEST(StepGenerator, TpCommOverlapRunsEachSpCollectiveBesideItsGemm) {
+  // tp_comm_overlap: the QKV GEMM no longer waits for the SP AllGather; both start after the
+  // norm and the attention core waits for both. Volumes are unchanged (4 AG + 4 RS of b*s*h per
+  // layer and micro-batch), and every rank's program still replays.
+  const std::string training = "{seq_len: 2048, micro_batch: 2, global_batch: 6}";
+  const auto spec = spec_of(kSmallModel, "{tp: 4, sp: true, tp_comm_overlap: true}", training);
+  const Program p = generate_stage_program(spec, 0);
+  const std::int64_t bsh_bytes = 2LL * 2048 * 1024 * 2;
+  EXPECT_EQ(bytes_of(p, OpName::kSpAllGather, CollectiveKind::kAllGather, true),
+            4 * 4 * 3 * bsh_bytes);
+  EXPECT_EQ(bytes_of(p, OpName::kSpReduceScatter, CollectiveKind::kReduceScatter, true),
+            4 * 4 * 3 * bsh_bytes);
+  auto deps_of = [&](std::size_t i) {
+    std::vector<std::uint32_t> v(p.deps.begin() + p.ops[i].dep_begin,
+                                 p.deps.begin() + p.ops[i].dep_begin + p.ops[i].dep_count);
+    return v;
+  };
+  std::size_t qkv = 0;
+  while (!(p.ops[qkv].name == OpName::kQkv && p.ops[qkv].phase == Phase::kForward))
+    ++qkv;
+  for (std::uint32_t d : deps_of(qkv))
+    EXPECT_NE(p.ops[d].name, OpName::kSpAllGather);
+  const std::size_t core = qkv + 1;
+  ASSERT_EQ(p.ops[core].name, OpName::kAttentionCore);
+  bool waits_for_gather = false;
+  for (std::uint32_t d : deps_of(core))
+    waits_for_gather |= p.ops[d].name == OpName::kSpAllGather;
+  EXPECT_TRUE(waits_for_gather);
+  EXPECT_EQ(replay(Workload(spec)), "");
+}
+
+TEST(StepGenerator, TpCommOverlapNeedsSequenceParallelism) {
+  EXPECT_THROW(spec_of(kSmallModel, "{tp: 4, tp_comm_overlap: true}",
+                       "{seq_len: 1024, micro_batch: 1, global_batch: 4}"),
+               InputError);
 }
 
 TEST(StepGenerator, ContextParallelRingSendsKvBlocksAndUlyssesAllToAll) {

@@ -1,0 +1,68 @@
+// `stepsim validate`: runs every validation case (validation/cases.yaml: the published nccl-tests
+// and Megatron-LM figures), writes docs/validation.md and prints one summary line per table. Exits
+// with 3 when a row's error exceeds twice its table's target (the regression threshold), so the
+// ctest label `validation` can run it.
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <memory>
+#include <ostream>
+#include <sstream>
+
+#include "sim/cli/command.hpp"
+#include "sim/common/input_error.hpp"
+#include "sim/validation/validation_report.hpp"
+#include "sim/validation/validation_run.hpp"
+
+namespace stepsim::cli {
+
+Command add_validate_command(CLI::App& app) {
+  struct Options {
+    std::string cases = "validation/cases.yaml";
+    std::string output = "docs/validation.md";
+    bool quick = false;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "validate",
+      "Compare stepsim with published measurements (nccl-tests, Megatron-LM) and write the report");
+  sub->add_option("--cases", options->cases, "Validation case file")->capture_default_str();
+  sub->add_option("--output,-o", options->output, "Markdown report to write ('-': stdout)")
+      ->capture_default_str();
+  sub->add_flag("--quick", options->quick,
+                "Only the cases marked quick (what the ctest label 'validation' runs)");
+  return {sub, [options](Context& ctx) {
+            const auto cases = validation::load_cases(options->cases);
+            // Open the output before the long run, so a bad path fails at once.
+            std::ofstream file;
+            if (options->output != "-") {
+              file.open(options->output);
+              if (!file)
+                throw InputError(fmt::format(
+                    "cannot write the report to '{}': no such directory or not writable",
+                    options->output));
+            }
+            validation::RunOptions run;
+            run.quick_only = options->quick;
+            run.on_case = [&ctx](const validation::Table& t, const validation::Case& c) {
+              ctx.log.info("{}: {}", t.name, c.figure);
+            };
+            const auto results = validation::run_cases(cases, run);
+            std::ostringstream report;
+            validation::write_report(report, cases, results, options->quick);
+            if (options->output == "-") {
+              ctx.out << report.str();
+            } else {
+              file << report.str();
+              if (!file)
+                throw InputError(fmt::format("writing '{}' failed (disk full?)", options->output));
+            }
+            validation::write_summary(ctx.out, results);
+            for (const auto& t : results)
+              if (!t.failures().empty()) return 3;
+            return 0;
+          }};
+}
+
+}  // namespace stepsim::cli

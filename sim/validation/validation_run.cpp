@@ -1,0 +1,109 @@
+#include "sim/validation/validation_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/collectives/algorithm_registry.hpp"
+#include "sim/collectives/collective_session.hpp"
+#include "sim/common/input_error.hpp"
+#include "sim/run/simulate.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "topology/load_topology.hpp"
+
+namespace stepsim::validation {
+namespace {
+
+using namespace stepsim::collectives;
+
+double simulate_collective(const CollectiveSetup& s, Measure measure, std::string* setup) {
+  const topology::Topology topo =
+      topology::load_topology_spec(s.topology, std::filesystem::current_path());
+  const auto ranks = parse_ranks(s.ranks, static_cast<std::uint32_t>(topo.accelerators().size()));
+  const Placement placement = place_group(topo, ranks);
+  const GroupShape shape = group_shape(topo, placement);
+  const auto registry = builtin_algorithms();
+  const auto algorithm = registry.create(s.algorithm);
+  Operation op;
+  op.kind = parse_op_kind(s.op);
+  op.size = s.size;
+  if (auto why = algorithm->unsupported(op, shape))
+    throw InputError(fmt::format("algorithm {} cannot run {} on {} ranks of {}: {}", s.algorithm,
+                                 s.op, ranks.size(), s.topology, *why));
+  // As `stepsim collective` with its defaults: calibrated links, hashed ECMP.
+  const Calibration calibration = calibrated_presets();
+  CollectiveSession session(topo, calibration);
+  const Time t = session.run(*algorithm, op, placement, calibration.plan_options());
+  if (setup)
+    *setup = fmt::format("{} {} {} on {} ranks of {}", format_bytes(s.size), s.op,
+                         algorithm->resolve(op, shape), ranks.size(), s.topology);
+  const double busbw =
+      s.size.as_double() / t.seconds() * bus_bandwidth_factor(op.kind, ranks.size()) * 1e-9;
+  switch (measure) {
+    case Measure::kBusbw:
+      return busbw;
+    case Measure::kBusbwPerNic:
+      return busbw / s.nics_per_node;
+    case Measure::kTimeUs:
+      return t.seconds() * 1e6;
+    case Measure::kTflopsPerGpu:
+      break;
+  }
+  throw std::logic_error("simulate_collective: a collective case measures TFLOP/s (a bug)");
+}
+
+}  // namespace
+
+std::vector<const RowResult*> TableResult::failures() const {
+  std::vector<const RowResult*> out;
+  if (!source || !source->target) return out;
+  for (const RowResult& r : rows) {
+    const bool over = std::abs(r.error) > 2 * *source->target;
+    if (over == r.source->known_gap.empty()) out.push_back(&r);
+  }
+  return out;
+}
+
+double simulate_case(const Case& c, std::string* setup) {
+  if (c.collective) return simulate_collective(*c.collective, c.measure, setup);
+  const Scenario scenario = load_scenario(*c.scenario, {});
+  const StepReport report = simulate_step(scenario);
+  if (setup) {
+    *setup = fmt::format("{}, {} on {}", report.model, report.layout, scenario.topology_spec);
+    // An assumption that would not fit in memory is not what the source ran: say so.
+    Bytes peak(0);
+    for (const auto& m : report.memory)
+      if (m.exceeds_capacity) peak = std::max(peak, m.total);
+    if (peak.count() > 0)
+      *setup += fmt::format(" (needs {} per GPU: exceeds HBM)", format_bytes(peak));
+  }
+  return report.tflops_per_accelerator;
+}
+
+std::vector<TableResult> run_cases(const CaseFile& cases, const RunOptions& options) {
+  std::vector<TableResult> results;
+  for (const Table& table : cases.tables) {
+    TableResult result;
+    result.source = &table;
+    for (const Case& c : table.cases) {
+      if (options.quick_only && !c.quick) continue;
+      if (options.on_case) options.on_case(table, c);
+      RowResult row;
+      row.source = &c;
+      row.simulated = simulate_case(c, &row.setup);
+      row.error = (row.simulated - c.published.value) / c.published.value;
+      result.rows.push_back(std::move(row));
+    }
+    double sum = 0;
+    for (const RowResult& r : result.rows) {
+      sum += std::abs(r.error);
+      result.worst_abs_error = std::max(result.worst_abs_error, std::abs(r.error));
+    }
+    if (!result.rows.empty()) result.mean_abs_error = sum / static_cast<double>(result.rows.size());
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+}  // namespace stepsim::validation

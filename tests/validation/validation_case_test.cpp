@@ -1,0 +1,99 @@
+// The validation case file and its lookups into the published data (validation/data/).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/common/input_error.hpp"
+#include "sim/validation/validation_case.hpp"
+#include "sim/validation/validation_report.hpp"
+#include "sim/validation/validation_run.hpp"
+
+namespace stepsim::validation {
+namespace {
+
+const std::filesystem::path kCases =
+    std::filesystem::path(STEPSIM_SOURCE_DIR) / "validation" / "cases.yaml";
+
+const Table& table(const CaseFile& f, std::string_view name) {
+  for (const Table& t : f.tables)
+    if (t.name == name) return t;
+  throw std::logic_error("no table");
+}
+
+TEST(ValidationCases, EveryPublishedFigureHasACase) {
+  // validation/data/nccl_busbw.yaml: 7 single_node busbw + 2 x 5 nvls_ramp + 9 ndmv4 busbw at
+  // 1 GiB + 2 per_nic = 28 large-message rows, 9 ndmv4 latencies; megatron: 9 rows.
+  const CaseFile f = load_cases(kCases);
+  EXPECT_EQ(table(f, "nccl-busbw").cases.size(), 28u);
+  EXPECT_EQ(table(f, "nccl-latency").cases.size(), 9u);
+  EXPECT_EQ(table(f, "megatron").cases.size(), 9u);
+  EXPECT_DOUBLE_EQ(*table(f, "nccl-busbw").target, 0.05);
+  EXPECT_DOUBLE_EQ(*table(f, "megatron").target, 0.10);
+  EXPECT_FALSE(table(f, "nccl-latency").target.has_value());
+}
+
+TEST(ValidationCases, PublishedFiguresComeFromTheDataFiles) {
+  const CaseFile f = load_cases(kCases);
+  const Table& busbw = table(f, "nccl-busbw");
+  // single_node.0: 8x H100 ring AllReduce, busbw 370 (gtc24).
+  EXPECT_DOUBLE_EQ(busbw.cases[0].published.value, 370.0);
+  EXPECT_EQ(busbw.cases[0].published.reference, "nccl_busbw.yaml single_node.0.busbw");
+  // per_nic.results.1: "46-48" is a range; compared with its midpoint.
+  EXPECT_EQ(busbw.cases.back().published.printed, "46-48");
+  EXPECT_DOUBLE_EQ(busbw.cases.back().published.value, 47.0);
+  // megatron rows.8: 462B, 459.9 TFLOP/s per GPU.
+  EXPECT_DOUBLE_EQ(table(f, "megatron").cases[8].published.value, 459.9);
+}
+
+std::filesystem::path write_temp(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ValidationCases, AMissingFigureIsAnInputErrorNamingIt) {
+  const auto data = write_temp("stepsim_val_data.yaml", "rows: [{x: 1}]\n");
+  const auto cases =
+      write_temp("stepsim_val_cases.yaml",
+                 "data: {d: stepsim_val_data.yaml}\n"
+                 "tables:\n"
+                 "  - {name: t, title: T, metric: m, target: 0.1, cases: [\n"
+                 "      {figure: f, published: 'd:rows.3.x', measure: time_us,\n"
+                 "       topology: dgx-h100, ranks: '8', op: allreduce, algo: ring,\n"
+                 "       size: 1KiB}]}\n");
+  try {
+    load_cases(cases);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'3' is not an index of the 1 entries"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ValidationRun, ACollectiveCaseReproducesItsClosedForm) {
+  // 8x H100 ring AllReduce of 16 GiB on calibrated NVLink4 (370 GB/s effective): an uncontended
+  // ring's busbw is the per-link bandwidth, so 370 GB/s less the latency share (< 0.1%).
+  const CaseFile f = load_cases(kCases);
+  const double busbw = simulate_case(table(f, "nccl-busbw").cases[0]);
+  EXPECT_NEAR(busbw, 370.0, 0.5);
+}
+
+TEST(ValidationRun, FailuresAreRowsBeyondTwiceTheTarget) {
+  Table t;
+  t.target = 0.05;
+  Case ok, bad, gap, stale;
+  gap.known_gap = "reason";
+  stale.known_gap = "reason";
+  TableResult r;
+  r.source = &t;
+  r.rows = {{&ok, "", 0, 0.09}, {&bad, "", 0, -0.11}, {&gap, "", 0, 0.5}, {&stale, "", 0, 0.02}};
+  const auto failures = r.failures();
+  ASSERT_EQ(failures.size(), 2u);  // beyond 10% without a known gap; a known gap within 10%
+  EXPECT_EQ(failures[0]->source, &bad);
+  EXPECT_EQ(failures[1]->source, &stale);
+}
+
+}  // namespace
+}  // namespace stepsim::validation
