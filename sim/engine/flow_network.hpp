@@ -35,7 +35,6 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/common/units.hpp"
@@ -218,7 +217,18 @@ class FlowNetwork : private Simulator::InstantEndListener {
   // Classes, parts, flows.
   std::vector<FlowClass> classes_;
   std::vector<std::uint32_t> free_classes_;
-  std::unordered_map<std::uint64_t, std::uint32_t> class_by_hash_;  // lookup only, never iterated
+  // Path hash -> first class of its chain (next_same_hash): an open-addressing table with linear
+  // probing and backward-shift deletion, so that creating and releasing classes (once per flow in
+  // a training step) allocates nothing. Lookup only, never iterated.
+  struct HashSlot {
+    std::uint64_t hash = 0;
+    std::uint32_t cls = kNone;  // kNone: empty
+  };
+  std::uint32_t* hash_find(std::uint64_t hash);
+  void hash_insert(std::uint64_t hash, std::uint32_t cls);
+  void hash_erase(std::uint64_t hash);
+  std::vector<HashSlot> hash_slots_;  // size 0 or a power of two
+  std::size_t hash_used_ = 0;
   std::vector<Part> parts_;
   std::vector<std::uint32_t> free_parts_;
   std::vector<FlowRecord> flows_;

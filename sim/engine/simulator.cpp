@@ -1,5 +1,6 @@
 #include "sim/engine/simulator.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -97,13 +98,14 @@ void Simulator::fire_instant_end() {
   instant_end_firing_.clear();
 }
 
-// A hand-written binary heap: std::push_heap/pop_heap with a lambda is as fast, but this keeps the
-// comparison on two integers visible and avoids copying the comparator.
+// A hand-written 4-ary heap on two integers: half as deep as a binary heap, and the four children
+// of a node share a cache line or two, which matters once the queue outgrows the caches. The order
+// is the same total order on (time, sequence), so the choice of heap never changes results.
 void Simulator::push(const QueueEntry& entry) {
   std::size_t i = queue_.size();
   queue_.push_back(entry);
   while (i > 0) {
-    const std::size_t parent = (i - 1) / 2;
+    const std::size_t parent = (i - 1) / kArity;
     const QueueEntry& p = queue_[parent];
     if (!earlier(entry.time_ps, entry.sequence, p.time_ps, p.sequence)) break;
     queue_[i] = p;
@@ -117,21 +119,25 @@ void Simulator::pop() {
   queue_.pop_back();
   const std::size_t n = queue_.size();
   if (n == 0) return;
-  // Sift the hole at the root down to a leaf along the smaller children, then sift `last` up:
+  // Sift the hole at the root down to a leaf along the smallest children, then sift `last` up:
   // fewer comparisons than the textbook sift-down, since `last` usually belongs near the bottom.
   std::size_t i = 0;
   for (;;) {
-    std::size_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && earlier(queue_[child + 1].time_ps, queue_[child + 1].sequence,
-                                 queue_[child].time_ps, queue_[child].sequence)) {
-      ++child;
+    const std::size_t first = kArity * i + 1;
+    if (first >= n) break;
+    std::size_t child = first;
+    const std::size_t end = std::min(first + kArity, n);
+    for (std::size_t c = first + 1; c < end; ++c) {
+      if (earlier(queue_[c].time_ps, queue_[c].sequence, queue_[child].time_ps,
+                  queue_[child].sequence)) {
+        child = c;
+      }
     }
     queue_[i] = queue_[child];
     i = child;
   }
   while (i > 0) {
-    const std::size_t parent = (i - 1) / 2;
+    const std::size_t parent = (i - 1) / kArity;
     const QueueEntry& p = queue_[parent];
     if (!earlier(last.time_ps, last.sequence, p.time_ps, p.sequence)) break;
     queue_[i] = p;
