@@ -189,7 +189,6 @@ class FlowNetwork : private Simulator::InstantEndListener {
   void solve();
 
   // Indexed min-heap of active classes on (drain_end_ps, class index).
-  bool heap_before(std::uint32_t a, std::uint32_t b) const;
   void heap_place(std::uint32_t cls);
   void heap_remove(std::uint32_t cls);
   void heap_sift_up(std::uint32_t pos);
@@ -238,7 +237,15 @@ class FlowNetwork : private Simulator::InstantEndListener {
   double rounding_link_bytes_ = 0.0;  // bound on what rounding drain ends up added to the links
 
   // Drain scheduling.
-  std::vector<std::uint32_t> drain_heap_;
+  // The heap holds each class's drain end beside its index, so that sifting reads no class.
+  struct DrainEntry {
+    std::int64_t end_ps;
+    std::uint32_t cls;
+    bool before(const DrainEntry& o) const {
+      return end_ps < o.end_ps || (end_ps == o.end_ps && cls < o.cls);
+    }
+  };
+  std::vector<DrainEntry> drain_heap_;
   EventHandle drain_event_;
   std::int64_t drain_event_ps_ = -1;
 

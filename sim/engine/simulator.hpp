@@ -104,8 +104,7 @@ class Simulator {
 
   Time now_ = Time::zero();
   std::uint64_t next_sequence_ = 1;
-  static constexpr std::size_t kArity = 4;
-  std::vector<QueueEntry> queue_;  // 4-ary min-heap on (time_ps, sequence)
+  std::vector<QueueEntry> queue_;  // binary min-heap on (time_ps, sequence)
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<InstantEndListener*> instant_end_;
