@@ -204,7 +204,7 @@ void FlowNetwork::add_part(std::uint32_t flow, std::span<const LinkId> path, dou
 
 std::uint32_t FlowNetwork::find_or_create_class(std::span<const LinkId> path) {
   const std::uint64_t h = hash_path(path);
-  std::uint32_t* const found = hash_find(h);
+  std::uint32_t* const found = class_by_hash_.find(h);
   std::uint32_t head = kNone;
   if (found != nullptr) {
     head = *found;
@@ -248,17 +248,17 @@ std::uint32_t FlowNetwork::find_or_create_class(std::span<const LinkId> path) {
   if (found != nullptr) {
     *found = cls;  // classes_ may have grown, but the table did not move
   } else {
-    hash_insert(h, cls);
+    class_by_hash_.insert(h, cls);
   }
   return cls;
 }
 
 void FlowNetwork::release_class(std::uint32_t cls) {
   FlowClass& c = classes_[cls];
-  std::uint32_t* const head = hash_find(c.hash);
+  std::uint32_t* const head = class_by_hash_.find(c.hash);
   if (*head == cls) {
     if (c.next_same_hash == kNone) {
-      hash_erase(c.hash);
+      class_by_hash_.erase(c.hash);
     } else {
       *head = c.next_same_hash;
     }
@@ -271,51 +271,6 @@ void FlowNetwork::release_class(std::uint32_t cls) {
   c.in_use = false;
   c.next_same_hash = kNone;
   free_classes_.push_back(cls);
-}
-
-std::uint32_t* FlowNetwork::hash_find(std::uint64_t hash) {
-  if (hash_slots_.empty()) return nullptr;
-  const std::size_t mask = hash_slots_.size() - 1;
-  for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
-    HashSlot& slot = hash_slots_[i];
-    if (slot.cls == kNone) return nullptr;
-    if (slot.hash == hash) return &slot.cls;
-  }
-}
-
-void FlowNetwork::hash_insert(std::uint64_t hash, std::uint32_t cls) {
-  if (2 * (hash_used_ + 1) > hash_slots_.size()) {  // keep the load at most 1/2
-    std::vector<HashSlot> old(std::max<std::size_t>(64, 2 * hash_slots_.size()));
-    old.swap(hash_slots_);
-    hash_used_ = 0;
-    for (const HashSlot& slot : old) {
-      if (slot.cls != kNone) hash_insert(slot.hash, slot.cls);
-    }
-  }
-  const std::size_t mask = hash_slots_.size() - 1;
-  std::size_t i = hash & mask;
-  while (hash_slots_[i].cls != kNone)
-    i = (i + 1) & mask;
-  hash_slots_[i] = {hash, cls};
-  ++hash_used_;
-}
-
-void FlowNetwork::hash_erase(std::uint64_t hash) {
-  const std::size_t mask = hash_slots_.size() - 1;
-  std::size_t i = hash & mask;
-  while (hash_slots_[i].hash != hash || hash_slots_[i].cls == kNone)
-    i = (i + 1) & mask;
-  // Backward shift: move later entries of the probe run into the hole when their home slot does
-  // not lie cyclically in (hole, their slot].
-  for (std::size_t j = (i + 1) & mask; hash_slots_[j].cls != kNone; j = (j + 1) & mask) {
-    const std::size_t home = hash_slots_[j].hash & mask;
-    const bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-    if (stays) continue;
-    hash_slots_[i] = hash_slots_[j];
-    i = j;
-  }
-  hash_slots_[i].cls = kNone;
-  --hash_used_;
 }
 
 void FlowNetwork::mark_dirty(std::uint32_t cls) {

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "sim/common/units.hpp"
+#include "sim/engine/flat_index.hpp"
 #include "sim/engine/ids.hpp"
 #include "sim/engine/inline_function.hpp"
 #include "sim/engine/max_min_solver.hpp"
@@ -216,18 +217,9 @@ class FlowNetwork : private Simulator::InstantEndListener {
   // Classes, parts, flows.
   std::vector<FlowClass> classes_;
   std::vector<std::uint32_t> free_classes_;
-  // Path hash -> first class of its chain (next_same_hash): an open-addressing table with linear
-  // probing and backward-shift deletion, so that creating and releasing classes (once per flow in
-  // a training step) allocates nothing. Lookup only, never iterated.
-  struct HashSlot {
-    std::uint64_t hash = 0;
-    std::uint32_t cls = kNone;  // kNone: empty
-  };
-  std::uint32_t* hash_find(std::uint64_t hash);
-  void hash_insert(std::uint64_t hash, std::uint32_t cls);
-  void hash_erase(std::uint64_t hash);
-  std::vector<HashSlot> hash_slots_;  // size 0 or a power of two
-  std::size_t hash_used_ = 0;
+  // Path hash -> first class of its chain (next_same_hash); allocates nothing per class (classes
+  // come and go with every flow of a training step).
+  FlatIndex class_by_hash_;
   std::vector<Part> parts_;
   std::vector<std::uint32_t> free_parts_;
   std::vector<FlowRecord> flows_;
