@@ -274,6 +274,24 @@ Path Router::route(NodeId source, NodeId destination, std::uint64_t flow_key) {
   return path;
 }
 
+bool Router::route_is_unique(NodeId source, NodeId destination) {
+  if (source == destination) return true;
+  if (nic_choices(source, destination) != 1) return false;
+  std::vector<Segment> segments;
+  plan(source, destination, 0, segments);
+  if (scratch_.empty()) scratch_.resize(1);
+  std::vector<LinkIndex>& next = scratch_[0];
+  for (const Segment& segment : segments) {
+    if (segment.kind == Segment::Kind::kLink) continue;
+    for (NodeId at = segment.from; at != segment.to; at = topology_.target(next[0])) {
+      next_links(segment, at, next);
+      // No route is not unique either: route() reports it with its own error.
+      if (next.size() != 1) return false;
+    }
+  }
+  return true;
+}
+
 Routes Router::spread(NodeId source, NodeId destination) {
   Routes result;
   if (source == destination) {

@@ -60,6 +60,10 @@ class Router {
   Path route(NodeId source, NodeId destination, std::uint64_t flow_key = 0);
   // The equal-cost paths (up to max_paths), for spread mode.
   Routes spread(NodeId source, NodeId destination);
+  // True when route(source, destination, key) is the same path for every key: no equal-cost
+  // choice anywhere on the way (one NIC choice, one next link at every hop). Callers that route
+  // many flows between the same pair (the collective runner) cache such routes.
+  bool route_is_unique(NodeId source, NodeId destination);
   // route() as a single path in hash mode, spread() in spread mode.
   Routes routes(NodeId source, NodeId destination, EcmpMode mode, std::uint64_t flow_key = 0);
 

@@ -1,5 +1,6 @@
 #include "sim/collectives/collective_runner.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -16,7 +17,7 @@ CollectiveRunner::CollectiveRunner(engine::Simulator& simulator, engine::FlowNet
       options_(options) {}
 
 void CollectiveRunner::start(std::shared_ptr<const Plan> plan, const Placement& placement,
-                             DoneCallback on_done) {
+                             DoneCallback on_done, RouteMemo* memo) {
   std::uint32_t index;
   if (free_runs_.empty()) {
     index = static_cast<std::uint32_t>(runs_.size());
@@ -29,10 +30,12 @@ void CollectiveRunner::start(std::shared_ptr<const Plan> plan, const Placement& 
   run.plan = std::move(plan);
   run.placement = placement;
   run.on_done = std::move(on_done);
+  run.memo = memo;
   run.serial = serial_++;
   const Plan& p = *run.plan;
   run.left = p.size();
   run.waiting.resize(p.size());
+  if (memo != nullptr && memo->routes_.size() != p.size()) memo->routes_.assign(p.size(), kUnknown);
   ++running_;
   if (p.size() == 0) {  // nothing to move: done now, reported as an event like any completion
     sim_.schedule_after(Time::zero(), [this, index] {
@@ -60,6 +63,37 @@ topology::NodeId CollectiveRunner::node_of(const Run& run, Endpoint endpoint) co
   return run.placement.members.at(endpoint.member_index());
 }
 
+std::uint32_t CollectiveRunner::cached_route(topology::NodeId src, topology::NodeId dst) {
+  const std::uint64_t pair = (static_cast<std::uint64_t>(src.value()) << 32) | dst.value();
+  const auto [it, inserted] = route_by_pair_.try_emplace(pair, kNotCached);
+  if (!inserted) return it->second;
+  if (options_.ecmp == topology::EcmpMode::kHash && !router_.route_is_unique(src, dst))
+    return kNotCached;
+  // Spread routes never depend on the key; a unique hash route is the one any key gives.
+  const topology::Routes routes = router_.routes(src, dst, options_.ecmp, 0);
+  CachedRoute route;
+  route.first_path = static_cast<std::uint32_t>(route_paths_.size());
+  route.paths = static_cast<std::uint32_t>(routes.paths.size());
+  for (const topology::Path& path : routes.paths) {
+    Time latency;
+    route_paths_.push_back(
+        {static_cast<std::uint32_t>(route_links_.size()), static_cast<std::uint32_t>(path.size())});
+    for (topology::LinkIndex l : path) {
+      latency += topology_.latency(l);
+      route_links_.push_back(engine::LinkId{l.value()});
+    }
+    route.latency = std::max(route.latency, latency);
+  }
+  it->second = static_cast<std::uint32_t>(routes_.size());
+  routes_.push_back(route);
+  return it->second;
+}
+
+std::span<const engine::LinkId> CollectiveRunner::route_path(std::uint32_t path) const {
+  const PathRange& range = route_paths_[path];
+  return {route_links_.data() + range.offset, range.size};
+}
+
 void CollectiveRunner::release(std::uint32_t run_index, TransferId id) {
   Run& run = *runs_[run_index];
   const Transfer& t = run.plan->transfer(id);
@@ -79,25 +113,24 @@ void CollectiveRunner::release(std::uint32_t run_index, TransferId id) {
   pending.run = run_index;
   pending.transfer = id;
   pending.path.clear();
-  pending.spread.clear();
   const topology::NodeId src = node_of(run, t.src), dst = node_of(run, t.dst);
-  // ECMP hash key: the collective's serial and the transfer, so reruns hash identically.
-  const std::uint64_t key = (run.serial << 32) ^ id.value();
-  const topology::Routes routes = router_.routes(src, dst, options_.ecmp, key);
+  if (run.memo == nullptr) {
+    pending.route = cached_route(src, dst);
+  } else {
+    std::uint32_t& memo = run.memo->routes_[id.value()];
+    if (memo == kUnknown) memo = cached_route(src, dst);
+    pending.route = memo;
+  }
   Time route_latency;
-  for (std::size_t r = 0; r < routes.paths.size(); ++r) {
-    Time latency;
-    std::vector<engine::LinkId> links;
-    links.reserve(routes.paths[r].size());
-    for (topology::LinkIndex l : routes.paths[r]) {
-      latency += topology_.latency(l);
-      links.push_back(engine::LinkId{l.value()});
+  if (pending.route != kNotCached) {
+    route_latency = routes_[pending.route].latency;
+  } else {
+    // ECMP hash key: the collective's serial and the transfer, so reruns hash identically.
+    const std::uint64_t key = (run.serial << 32) ^ id.value();
+    for (topology::LinkIndex l : router_.route(src, dst, key)) {
+      route_latency += topology_.latency(l);
+      pending.path.push_back(engine::LinkId{l.value()});
     }
-    route_latency = std::max(route_latency, latency);
-    if (routes.paths.size() == 1)
-      pending.path = std::move(links);
-    else
-      pending.spread.push_back(std::move(links));
   }
   // A fluid transfer standing for k steps crosses its route k times; the flow pays it once.
   const Time delay =
@@ -114,29 +147,30 @@ void CollectiveRunner::launch(std::uint32_t slot) {
   const TransferId id = pending.transfer;
   const Run& run = *runs_[run_index];
   const Transfer& t = run.plan->transfer(id);
+  const CachedRoute* cached = pending.route != kNotCached ? &routes_[pending.route] : nullptr;
+  const std::span<const engine::LinkId> first = cached != nullptr
+                                                    ? route_path(cached->first_path)
+                                                    : std::span<const engine::LinkId>(pending.path);
   Bytes bytes = t.bytes;
   if (t.src.is_switch() || t.dst.is_switch()) {
     // In-switch traffic: the member's own link (first link up, last link down) sets the overhead.
-    const auto& path =
-        pending.path.empty() && !pending.spread.empty() ? pending.spread.front() : pending.path;
-    if (!path.empty()) {
+    if (!first.empty()) {
       const double factor =
-          links_.in_switch_factor[(t.src.is_switch() ? path.back() : path.front()).value];
+          links_.in_switch_factor[(t.src.is_switch() ? first.back() : first.front()).value];
       bytes = Bytes(std::llround(bytes.as_double() * factor));
     }
   }
   const topology::NodeId src = node_of(run, t.src), dst = node_of(run, t.dst);
   auto on_done = [this, run_index, id](const engine::FlowCompletion&) { complete(run_index, id); };
-  if (pending.spread.empty()) {
-    network_.start_flow(src.value(), dst.value(), bytes, pending.path, std::move(on_done));
+  if (cached == nullptr || cached->paths == 1) {
+    network_.start_flow(src.value(), dst.value(), bytes, first, std::move(on_done));
   } else {
-    std::vector<engine::WeightedPath> paths;
-    for (const auto& p : pending.spread)
-      paths.push_back({p, 1.0});
-    network_.start_flow(src.value(), dst.value(), bytes, paths, std::move(on_done));
+    weighted_.clear();
+    for (std::uint32_t p = 0; p < cached->paths; ++p)
+      weighted_.push_back({route_path(cached->first_path + p), 1.0});
+    network_.start_flow(src.value(), dst.value(), bytes, weighted_, std::move(on_done));
   }
   pending.path.clear();
-  pending.spread.clear();
   free_pending_.push_back(slot);
 }
 

@@ -11,6 +11,8 @@
 
 #include <functional>
 #include <memory>
+#include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/collectives/placement.hpp"
@@ -24,6 +26,15 @@ namespace stepsim::collectives {
 
 struct RunnerOptions {
   topology::EcmpMode ecmp = topology::EcmpMode::kHash;
+};
+
+// The routes of one plan on one placement, kept by the caller between runs of that plan on that
+// placement (the executor runs each of its plans many times), so that the runner finds each
+// transfer's route without a lookup. Only routes that do not depend on the ECMP key are kept.
+class RouteMemo {
+ private:
+  friend class CollectiveRunner;
+  std::vector<std::uint32_t> routes_;  // per transfer: a cached route, kNotCached or kUnknown
 };
 
 class CollectiveRunner {
@@ -40,7 +51,9 @@ class CollectiveRunner {
   // Starts `plan` now for the group placed at `placement` (plan member i on placement.members[i];
   // the switch endpoint on placement.reduction_switch, which the plan may only use when set:
   // std::logic_error otherwise).
-  void start(std::shared_ptr<const Plan> plan, const Placement& placement, DoneCallback on_done);
+  // `memo`, when given, must be used with this plan and placement only and outlive the run.
+  void start(std::shared_ptr<const Plan> plan, const Placement& placement, DoneCallback on_done,
+             RouteMemo* memo = nullptr);
   // Collectives started and not yet done.
   std::size_t running() const { return running_; }
 
@@ -49,18 +62,36 @@ class CollectiveRunner {
     std::shared_ptr<const Plan> plan;
     Placement placement;
     DoneCallback on_done;
+    RouteMemo* memo = nullptr;
     std::vector<std::uint32_t> waiting;  // dependencies not yet completed, per transfer
     std::size_t left = 0;                // transfers not yet completed
     std::uint64_t serial = 0;            // for ECMP hashing
   };
-  struct Pending {  // a transfer whose route is known, waiting out its latency
+  // A route computed once and reused for every transfer between the same two nodes: every
+  // route in spread mode, and in hash mode a route with no equal-cost choice (the same for every
+  // ECMP key). Its paths are ranges of route_links_.
+  struct CachedRoute {
+    std::uint32_t first_path = 0;  // in route_paths_
+    std::uint32_t paths = 0;
+    Time latency;  // the longest path's
+  };
+  struct PathRange {
+    std::uint32_t offset = 0;  // in route_links_
+    std::uint32_t size = 0;
+  };
+  static constexpr std::uint32_t kNotCached = 0xffffffffu;
+  static constexpr std::uint32_t kUnknown = 0xfffffffeu;
+  struct Pending {                     // a transfer whose route is known, waiting out its latency
+    std::uint32_t route = kNotCached;  // a cached route, or kNotCached: the route is in `path`
     std::vector<engine::LinkId> path;
-    std::vector<std::vector<engine::LinkId>> spread;
     std::uint32_t run = 0;
     TransferId transfer;
   };
 
   topology::NodeId node_of(const Run& run, Endpoint endpoint) const;
+  // The cached route from `src` to `dst`, or kNotCached when it depends on the ECMP key.
+  std::uint32_t cached_route(topology::NodeId src, topology::NodeId dst);
+  std::span<const engine::LinkId> route_path(std::uint32_t path) const;
   void release(std::uint32_t run, TransferId transfer);
   void launch(std::uint32_t pending);
   void complete(std::uint32_t run, TransferId transfer);
@@ -75,6 +106,11 @@ class CollectiveRunner {
   std::vector<std::uint32_t> free_runs_;
   std::vector<Pending> pending_;
   std::vector<std::uint32_t> free_pending_;
+  std::unordered_map<std::uint64_t, std::uint32_t> route_by_pair_;  // lookup only, never iterated
+  std::vector<CachedRoute> routes_;
+  std::vector<PathRange> route_paths_;
+  std::vector<engine::LinkId> route_links_;
+  std::vector<engine::WeightedPath> weighted_;  // scratch for multi-path flows
   std::size_t running_ = 0;
   std::uint64_t serial_ = 0;
 };

@@ -204,10 +204,10 @@ void FlowNetwork::add_part(std::uint32_t flow, std::span<const LinkId> path, dou
 
 std::uint32_t FlowNetwork::find_or_create_class(std::span<const LinkId> path) {
   const std::uint64_t h = hash_path(path);
-  const auto it = class_by_hash_.find(h);
+  std::uint32_t* const found = class_by_hash_.find(h);
   std::uint32_t head = kNone;
-  if (it != class_by_hash_.end()) {
-    head = it->second;
+  if (found != nullptr) {
+    head = *found;
     for (std::uint32_t c = head; c != kNone; c = classes_[c].next_same_hash) {
       const FlowClass& fc = classes_[c];
       if (fc.links.size() == path.size() &&
@@ -245,21 +245,25 @@ std::uint32_t FlowNetwork::find_or_create_class(std::span<const LinkId> path) {
   c.next_same_hash = head;
   c.dirty = false;
   c.in_use = true;
-  class_by_hash_[h] = cls;
+  if (found != nullptr) {
+    *found = cls;  // classes_ may have grown, but the table did not move
+  } else {
+    class_by_hash_.insert(h, cls);
+  }
   return cls;
 }
 
 void FlowNetwork::release_class(std::uint32_t cls) {
   FlowClass& c = classes_[cls];
-  const auto it = class_by_hash_.find(c.hash);
-  if (it->second == cls) {
+  std::uint32_t* const head = class_by_hash_.find(c.hash);
+  if (*head == cls) {
     if (c.next_same_hash == kNone) {
-      class_by_hash_.erase(it);
+      class_by_hash_.erase(c.hash);
     } else {
-      it->second = c.next_same_hash;
+      *head = c.next_same_hash;
     }
   } else {
-    std::uint32_t prev = it->second;
+    std::uint32_t prev = *head;
     while (classes_[prev].next_same_hash != cls)
       prev = classes_[prev].next_same_hash;
     classes_[prev].next_same_hash = c.next_same_hash;
@@ -300,7 +304,7 @@ void FlowNetwork::reschedule_drain_event() {
     drain_event_ps_ = -1;
     return;
   }
-  const std::int64_t at = std::max(classes_[drain_heap_[0]].drain_end_ps, sim_.now().picoseconds());
+  const std::int64_t at = std::max(drain_heap_[0].end_ps, sim_.now().picoseconds());
   if (at == drain_event_ps_ && sim_.pending(drain_event_)) return;
   sim_.cancel(drain_event_);
   drain_event_ = sim_.schedule_at(Time::ps(at), [this] { drain_event(); });
@@ -312,8 +316,8 @@ void FlowNetwork::drain_event() {
   drain_event_ps_ = -1;
   const Time now = sim_.now();
   const std::int64_t now_ps = now.picoseconds();
-  while (!drain_heap_.empty() && classes_[drain_heap_[0]].drain_end_ps <= now_ps) {
-    const std::uint32_t cls = drain_heap_[0];
+  while (!drain_heap_.empty() && drain_heap_[0].end_ps <= now_ps) {
+    const std::uint32_t cls = drain_heap_[0].cls;
     FlowClass& c = classes_[cls];
     settle_class(c, now_ps);
     // The first target is due by construction; the others finish with it when they are due within
@@ -595,7 +599,7 @@ void FlowNetwork::check_invariants() const {
     if (solved && !(c.rate > 0.0)) broken(where("draining class without a rate", cls));
     if (c.targets.size() != c.flows) broken(where("flow count mismatch in class", cls));
     if (c.rate > 0.0) {
-      if (c.heap_pos == kNone || drain_heap_[c.heap_pos] != cls) {
+      if (c.heap_pos == kNone || drain_heap_[c.heap_pos].cls != cls) {
         broken(where("draining class missing from the drain heap", cls));
       }
       ++in_heap;
@@ -625,19 +629,14 @@ void FlowNetwork::check_invariants() const {
   }
 }
 
-bool FlowNetwork::heap_before(std::uint32_t a, std::uint32_t b) const {
-  const std::int64_t ta = classes_[a].drain_end_ps;
-  const std::int64_t tb = classes_[b].drain_end_ps;
-  return ta < tb || (ta == tb && a < b);
-}
-
 void FlowNetwork::heap_place(std::uint32_t cls) {
   FlowClass& c = classes_[cls];
   if (c.heap_pos == kNone) {
     c.heap_pos = static_cast<std::uint32_t>(drain_heap_.size());
-    drain_heap_.push_back(cls);
+    drain_heap_.push_back({c.drain_end_ps, cls});
     heap_sift_up(c.heap_pos);
   } else {
+    drain_heap_[c.heap_pos].end_ps = c.drain_end_ps;
     heap_sift_up(c.heap_pos);
     heap_sift_down(classes_[cls].heap_pos);
   }
@@ -646,44 +645,44 @@ void FlowNetwork::heap_place(std::uint32_t cls) {
 void FlowNetwork::heap_remove(std::uint32_t cls) {
   const std::uint32_t pos = classes_[cls].heap_pos;
   if (pos == kNone) return;
-  const std::uint32_t last = drain_heap_.back();
+  const DrainEntry last = drain_heap_.back();
   drain_heap_.pop_back();
   classes_[cls].heap_pos = kNone;
-  if (last != cls) {
+  if (last.cls != cls) {
     drain_heap_[pos] = last;
-    classes_[last].heap_pos = pos;
+    classes_[last.cls].heap_pos = pos;
     heap_sift_up(pos);
-    heap_sift_down(classes_[last].heap_pos);
+    heap_sift_down(classes_[last.cls].heap_pos);
   }
 }
 
 void FlowNetwork::heap_sift_up(std::uint32_t pos) {
-  const std::uint32_t cls = drain_heap_[pos];
+  const DrainEntry e = drain_heap_[pos];
   while (pos > 0) {
     const std::uint32_t parent = (pos - 1) / 2;
-    if (!heap_before(cls, drain_heap_[parent])) break;
+    if (!e.before(drain_heap_[parent])) break;
     drain_heap_[pos] = drain_heap_[parent];
-    classes_[drain_heap_[pos]].heap_pos = pos;
+    classes_[drain_heap_[pos].cls].heap_pos = pos;
     pos = parent;
   }
-  drain_heap_[pos] = cls;
-  classes_[cls].heap_pos = pos;
+  drain_heap_[pos] = e;
+  classes_[e.cls].heap_pos = pos;
 }
 
 void FlowNetwork::heap_sift_down(std::uint32_t pos) {
-  const std::uint32_t cls = drain_heap_[pos];
+  const DrainEntry e = drain_heap_[pos];
   const auto n = static_cast<std::uint32_t>(drain_heap_.size());
   for (;;) {
     std::uint32_t child = 2 * pos + 1;
     if (child >= n) break;
-    if (child + 1 < n && heap_before(drain_heap_[child + 1], drain_heap_[child])) ++child;
-    if (!heap_before(drain_heap_[child], cls)) break;
+    if (child + 1 < n && drain_heap_[child + 1].before(drain_heap_[child])) ++child;
+    if (!drain_heap_[child].before(e)) break;
     drain_heap_[pos] = drain_heap_[child];
-    classes_[drain_heap_[pos]].heap_pos = pos;
+    classes_[drain_heap_[pos].cls].heap_pos = pos;
     pos = child;
   }
-  drain_heap_[pos] = cls;
-  classes_[cls].heap_pos = pos;
+  drain_heap_[pos] = e;
+  classes_[e.cls].heap_pos = pos;
 }
 
 }  // namespace stepsim::engine

@@ -35,10 +35,10 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/common/units.hpp"
+#include "sim/engine/flat_index.hpp"
 #include "sim/engine/ids.hpp"
 #include "sim/engine/inline_function.hpp"
 #include "sim/engine/max_min_solver.hpp"
@@ -190,7 +190,6 @@ class FlowNetwork : private Simulator::InstantEndListener {
   void solve();
 
   // Indexed min-heap of active classes on (drain_end_ps, class index).
-  bool heap_before(std::uint32_t a, std::uint32_t b) const;
   void heap_place(std::uint32_t cls);
   void heap_remove(std::uint32_t cls);
   void heap_sift_up(std::uint32_t pos);
@@ -218,7 +217,9 @@ class FlowNetwork : private Simulator::InstantEndListener {
   // Classes, parts, flows.
   std::vector<FlowClass> classes_;
   std::vector<std::uint32_t> free_classes_;
-  std::unordered_map<std::uint64_t, std::uint32_t> class_by_hash_;  // lookup only, never iterated
+  // Path hash -> first class of its chain (next_same_hash); allocates nothing per class (classes
+  // come and go with every flow of a training step).
+  FlatIndex class_by_hash_;
   std::vector<Part> parts_;
   std::vector<std::uint32_t> free_parts_;
   std::vector<FlowRecord> flows_;
@@ -228,7 +229,15 @@ class FlowNetwork : private Simulator::InstantEndListener {
   double rounding_link_bytes_ = 0.0;  // bound on what rounding drain ends up added to the links
 
   // Drain scheduling.
-  std::vector<std::uint32_t> drain_heap_;
+  // The heap holds each class's drain end beside its index, so that sifting reads no class.
+  struct DrainEntry {
+    std::int64_t end_ps;
+    std::uint32_t cls;
+    bool before(const DrainEntry& o) const {
+      return end_ps < o.end_ps || (end_ps == o.end_ps && cls < o.cls);
+    }
+  };
+  std::vector<DrainEntry> drain_heap_;
   EventHandle drain_event_;
   std::int64_t drain_event_ps_ = -1;
 

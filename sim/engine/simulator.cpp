@@ -4,13 +4,6 @@
 #include <string>
 
 namespace stepsim::engine {
-namespace {
-
-bool earlier(std::int64_t t1, std::uint64_t s1, std::int64_t t2, std::uint64_t s2) {
-  return t1 < t2 || (t1 == t2 && s1 < s2);
-}
-
-}  // namespace
 
 EventHandle Simulator::schedule_at(Time time, Action action) {
   if (time < now_) {
@@ -30,7 +23,7 @@ EventHandle Simulator::schedule_at(Time time, Action action) {
   Slot& s = slots_[slot];
   s.action = std::move(action);
   s.sequence = sequence;
-  push({time.picoseconds(), sequence, slot});
+  push(time.picoseconds(), {sequence, slot});
   ++live_events_;
   return EventHandle(slot, sequence);
 }
@@ -63,16 +56,18 @@ void Simulator::run_until(Time limit) {
 void Simulator::run_events(Time limit) {
   const std::int64_t limit_ps = limit.picoseconds();
   for (;;) {
-    if (!queue_.empty() && queue_.front().time_ps <= limit_ps) {
-      const QueueEntry top = queue_.front();
-      if (top.time_ps > now_.picoseconds() && !instant_end_.empty()) {
+    if (!bucket_heap_.empty() && buckets_[bucket_heap_[0]].time_ps <= limit_ps) {
+      Bucket& bucket = buckets_[bucket_heap_[0]];
+      const std::int64_t time_ps = bucket.time_ps;
+      if (time_ps > now_.picoseconds() && !instant_end_.empty()) {
         fire_instant_end();
         continue;
       }
-      pop();
+      const QueueEntry top = bucket.entries[bucket.head++];
+      if (bucket.head == bucket.entries.size()) retire_front_bucket();
       Slot& s = slots_[top.slot];
       if (s.sequence != top.sequence) continue;  // cancelled
-      now_ = Time::ps(top.time_ps);
+      now_ = Time::ps(time_ps);
       // Move the action out: it may schedule events, which may grow slots_.
       Action action = std::move(s.action);
       s.sequence = 0;
@@ -97,47 +92,57 @@ void Simulator::fire_instant_end() {
   instant_end_firing_.clear();
 }
 
-// A hand-written binary heap: std::push_heap/pop_heap with a lambda is as fast, but this keeps the
-// comparison on two integers visible and avoids copying the comparator.
-void Simulator::push(const QueueEntry& entry) {
-  std::size_t i = queue_.size();
-  queue_.push_back(entry);
+// Appends to the instant's bucket, opening one (and pushing it on the heap) when the instant has
+// none. A hand-written heap: the comparison is one integer.
+void Simulator::push(std::int64_t time_ps, const QueueEntry& entry) {
+  const auto key = static_cast<std::uint64_t>(time_ps);
+  if (std::uint32_t* const found = bucket_at_.find(key)) {
+    buckets_[*found].entries.push_back(entry);
+    return;
+  }
+  std::uint32_t b;
+  if (!free_buckets_.empty()) {
+    b = free_buckets_.back();
+    free_buckets_.pop_back();
+  } else {
+    b = static_cast<std::uint32_t>(buckets_.size());
+    buckets_.emplace_back();
+  }
+  Bucket& bucket = buckets_[b];
+  bucket.time_ps = time_ps;
+  bucket.head = 0;
+  bucket.entries.clear();
+  bucket.entries.push_back(entry);
+  bucket_at_.insert(key, b);
+  std::size_t i = bucket_heap_.size();
+  bucket_heap_.push_back(b);
   while (i > 0) {
     const std::size_t parent = (i - 1) / 2;
-    const QueueEntry& p = queue_[parent];
-    if (!earlier(entry.time_ps, entry.sequence, p.time_ps, p.sequence)) break;
-    queue_[i] = p;
+    if (!bucket_before(b, bucket_heap_[parent])) break;
+    bucket_heap_[i] = bucket_heap_[parent];
     i = parent;
   }
-  queue_[i] = entry;
+  bucket_heap_[i] = b;
 }
 
-void Simulator::pop() {
-  const QueueEntry last = queue_.back();
-  queue_.pop_back();
-  const std::size_t n = queue_.size();
+void Simulator::retire_front_bucket() {
+  const std::uint32_t front = bucket_heap_[0];
+  bucket_at_.erase(static_cast<std::uint64_t>(buckets_[front].time_ps));
+  free_buckets_.push_back(front);
+  const std::uint32_t last = bucket_heap_.back();
+  bucket_heap_.pop_back();
+  const std::size_t n = bucket_heap_.size();
   if (n == 0) return;
-  // Sift the hole at the root down to a leaf along the smaller children, then sift `last` up:
-  // fewer comparisons than the textbook sift-down, since `last` usually belongs near the bottom.
   std::size_t i = 0;
   for (;;) {
     std::size_t child = 2 * i + 1;
     if (child >= n) break;
-    if (child + 1 < n && earlier(queue_[child + 1].time_ps, queue_[child + 1].sequence,
-                                 queue_[child].time_ps, queue_[child].sequence)) {
-      ++child;
-    }
-    queue_[i] = queue_[child];
+    if (child + 1 < n && bucket_before(bucket_heap_[child + 1], bucket_heap_[child])) ++child;
+    if (!bucket_before(bucket_heap_[child], last)) break;
+    bucket_heap_[i] = bucket_heap_[child];
     i = child;
   }
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / 2;
-    const QueueEntry& p = queue_[parent];
-    if (!earlier(last.time_ps, last.sequence, p.time_ps, p.sequence)) break;
-    queue_[i] = p;
-    i = parent;
-  }
-  queue_[i] = last;
+  bucket_heap_[i] = last;
 }
 
 }  // namespace stepsim::engine

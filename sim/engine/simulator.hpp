@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "sim/common/units.hpp"
+#include "sim/engine/flat_index.hpp"
 #include "sim/engine/inline_function.hpp"
 
 namespace stepsim::engine {
@@ -87,10 +88,18 @@ class Simulator {
   std::uint64_t events_processed() const { return events_processed_; }
 
  private:
+  // The queue: one bucket per instant that has events, holding them in the order they were
+  // scheduled (which is sequence order, since sequence numbers only grow), and a binary heap of
+  // the buckets by time. Many events share an instant in a training step (the transfers of a
+  // collective, the flows that finish together), so the heap works per instant, not per event.
   struct QueueEntry {
-    std::int64_t time_ps;
     std::uint64_t sequence;
     std::uint32_t slot;
+  };
+  struct Bucket {
+    std::int64_t time_ps = 0;
+    std::size_t head = 0;  // next entry to run
+    std::vector<QueueEntry> entries;
   };
   struct Slot {
     Action action;
@@ -98,13 +107,19 @@ class Simulator {
   };
 
   void run_events(Time limit);
-  void push(const QueueEntry& entry);
-  void pop();
+  void push(std::int64_t time_ps, const QueueEntry& entry);
+  void retire_front_bucket();
+  bool bucket_before(std::uint32_t a, std::uint32_t b) const {
+    return buckets_[a].time_ps < buckets_[b].time_ps;
+  }
   void fire_instant_end();
 
   Time now_ = Time::zero();
   std::uint64_t next_sequence_ = 1;
-  std::vector<QueueEntry> queue_;  // binary min-heap on (time_ps, sequence)
+  std::vector<Bucket> buckets_;  // pool; free ones keep their capacity
+  std::vector<std::uint32_t> free_buckets_;
+  std::vector<std::uint32_t> bucket_heap_;  // binary min-heap on time (distinct per bucket)
+  FlatIndex bucket_at_;                     // time_ps -> bucket
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<InstantEndListener*> instant_end_;

@@ -148,22 +148,25 @@ class Executor::Impl {
     }
     const int stages = workload_.spec().parallel.pp;
     stage_streams_.resize(static_cast<std::size_t>(stages));
+    stage_positions_.resize(static_cast<std::size_t>(stages));
     for (int s = 0; s < stages; ++s) {
       const Program& program = workload_.stage_program(s);
       auto& streams = stage_streams_[static_cast<std::size_t>(s)];
+      auto& positions = stage_positions_[static_cast<std::size_t>(s)];
+      positions.resize(program.ops.size());
       for (std::uint32_t i = 0; i < program.ops.size(); ++i) {
-        streams[static_cast<std::size_t>(program.ops[i].stream)].push_back(i);
+        const auto stream = static_cast<std::size_t>(program.ops[i].stream);
+        positions[i] = {static_cast<std::uint32_t>(streams[stream].size()),
+                        static_cast<std::uint8_t>(stream)};
+        streams[stream].push_back(i);
       }
     }
     ranks_.resize(static_cast<std::size_t>(world));
-    std::size_t offset = 0;
     for (int r = 0; r < world; ++r) {
       auto& state = ranks_[static_cast<std::size_t>(r)];
-      state.done_offset = offset;
+      state.stage = workload_.ranks().stage(r);
       state.left = static_cast<std::uint32_t>(workload_.program(r).ops.size());
-      offset += state.left;
     }
-    done_.assign(offset, 0);
     for (std::size_t i = 0; i < options_.detail_ranks.size(); ++i) {
       const int r = options_.detail_ranks[i];
       if (r < 0 || r >= world) {
@@ -173,6 +176,7 @@ class Executor::Impl {
     }
     detail_intervals_.resize(options_.detail_ranks.size());
     placements_.resize(workload_.ranks().group_count());
+    pending_by_group_.resize(workload_.ranks().group_count());
   }
 
   ExecutionResult run() {
@@ -204,15 +208,25 @@ class Executor::Impl {
 
  private:
   struct RankState {
+    // cursor[s]: position in stream s of its head operation; the operations before it are done
+    // (a stream runs in order), which is how dependencies are checked.
     std::array<std::uint32_t, kStreams> cursor{};
     std::array<Time, kStreams> issued{};
     std::array<bool, kStreams> busy{};
-    std::size_t done_offset = 0;
     std::uint32_t left = 0;
+    int stage = 0;
     Time end;
     int detail = -1;
   };
+  // Where an operation sits in its stage's streams.
+  struct StreamPosition {
+    std::uint32_t position;
+    std::uint8_t stream;
+  };
+  // A collective some members have issued, in a pool of reused slots (their vectors keep their
+  // capacity), found through its group's short list of open collectives.
   struct PendingCollective {
+    std::uint32_t seq = 0;
     std::uint32_t arrived = 0;
     std::vector<std::uint32_t> op_index;  // per member position
     std::vector<Time> issued;
@@ -242,10 +256,11 @@ class Executor::Impl {
   };
   struct CachedPlan {
     std::shared_ptr<const collectives::Plan> plan;
-    Bytes wire;             // bytes the members send
-    std::string algorithm;  // the algorithm that built it (`auto` resolved)
+    Bytes wire;                     // bytes the members send
+    std::string algorithm;          // the algorithm that built it (`auto` resolved)
+    collectives::RouteMemo routes;  // for the runner: its routes on the group's placement
   };
-  // A started collective or transfer: who to complete when it is done.
+  // A started collective or transfer: who to complete when it is done (a pool slot, reused).
   struct Started {
     std::vector<int> ranks;
     std::vector<std::uint32_t> op_index;
@@ -257,15 +272,17 @@ class Executor::Impl {
 
   void advance(int rank) {
     RankState& r = ranks_[static_cast<std::size_t>(rank)];
-    const Program& program = workload_.program(rank);
-    const auto& streams = stage_streams_[static_cast<std::size_t>(workload_.ranks().stage(rank))];
+    const auto stage = static_cast<std::size_t>(r.stage);
+    const Program& program = workload_.stage_program(r.stage);
+    const auto& streams = stage_streams_[stage];
+    const StreamPosition* positions = stage_positions_[stage].data();
     for (std::size_t s = 0; s < kStreams; ++s) {
       if (r.busy[s] || r.cursor[s] >= streams[s].size()) continue;
       const std::uint32_t index = streams[s][r.cursor[s]];
       const Op& op = program.ops[index];
       bool ready = true;
       for (std::uint32_t d : program.deps_of(op)) {
-        if (done_[r.done_offset + d] == 0) {
+        if (r.cursor[positions[d].stream] <= positions[d].position) {
           ready = false;
           break;
         }
@@ -308,30 +325,54 @@ class Executor::Impl {
       });
       return;
     }
-    const std::uint64_t key = (static_cast<std::uint64_t>(group.value) << 32) | op.seq;
-    PendingCollective& p = pending_collectives_[key];
-    if (p.op_index.empty()) {
-      p.op_index.assign(n, kNone);
-      p.issued.resize(n);
+    std::vector<std::uint32_t>& open = pending_by_group_[group.value];
+    std::size_t at = 0;
+    while (at < open.size() && pending_[open[at]].seq != op.seq)
+      ++at;
+    if (at == open.size()) {
+      const std::uint32_t slot = acquire(pending_, free_pending_);
+      PendingCollective& fresh = pending_[slot];
+      fresh.seq = op.seq;
+      fresh.arrived = 0;
+      fresh.op_index.assign(n, kNone);
+      fresh.issued.assign(n, Time::zero());
+      open.push_back(slot);
     }
+    const std::uint32_t pending_slot = open[at];
+    PendingCollective& p = pending_[pending_slot];
     const auto position =
         static_cast<std::size_t>(workload_.ranks().index_in_group(rank, op.group));
     p.op_index[position] = index;
     p.issued[position] = sim_.now();
     if (++p.arrived < n) return;
 
-    auto started = std::make_shared<Started>();
-    started->ranks.assign(members.begin(), members.end());
-    started->op_index = std::move(p.op_index);
-    started->issued = std::move(p.issued);
-    started->start = sim_.now();
-    pending_collectives_.erase(key);
+    const std::uint32_t slot = acquire(started_, free_started_);
+    Started& started = started_[slot];
+    started.ranks.assign(members.begin(), members.end());
+    started.op_index.swap(p.op_index);
+    started.issued.swap(p.issued);
+    started.start = sim_.now();
+    started.transfer = 0;
+    open.erase(open.begin() + static_cast<std::ptrdiff_t>(at));
+    free_pending_.push_back(pending_slot);
 
-    const CachedPlan& cached = plan_for(group, op);
-    started->algorithm = cached.algorithm.c_str();
+    CachedPlan& cached = plan_for(group, op);
+    started.algorithm = cached.algorithm.c_str();
     flows_ += cached.plan->size();
     account(op, static_cast<std::int64_t>(n), cached.wire);
-    runner_.start(cached.plan, placement(group), [this, started](Time) { complete(*started); });
+    runner_.start(
+        cached.plan, placement(group), [this, slot](Time) { complete(slot); }, &cached.routes);
+  }
+
+  template <typename T>
+  static std::uint32_t acquire(std::vector<T>& pool, std::vector<std::uint32_t>& free) {
+    if (free.empty()) {
+      pool.emplace_back();
+      return static_cast<std::uint32_t>(pool.size() - 1);
+    }
+    const std::uint32_t slot = free.back();
+    free.pop_back();
+    return slot;
   }
 
   void issue_transfer(int rank, std::uint32_t index, const Op& op) {
@@ -348,12 +389,14 @@ class Executor::Impl {
     (is_send ? p.send_issued : p.recv_issued) = sim_.now();
     if (p.send_op == kNone || p.recv_op == kNone) return;
 
-    auto started = std::make_shared<Started>();
-    started->ranks = {sender, receiver};
-    started->op_index = {p.send_op, p.recv_op};
-    started->issued = {p.send_issued, p.recv_issued};
-    started->start = sim_.now();
-    started->transfer = ++transfers_;
+    const std::uint32_t slot = acquire(started_, free_started_);
+    Started& started = started_[slot];
+    started.ranks.assign({sender, receiver});
+    started.op_index.assign({p.send_op, p.recv_op});
+    started.issued.assign({p.send_issued, p.recv_issued});
+    started.start = sim_.now();
+    started.transfer = ++transfers_;
+    started.algorithm = "";
     pending_transfers_.erase(key);
 
     const std::vector<std::uint32_t> pair{static_cast<std::uint32_t>(sender),
@@ -362,7 +405,7 @@ class Executor::Impl {
     const auto plan = transfer_plan(Bytes(op.bytes));
     flows_ += plan->size();
     account(op, 1, Bytes(op.bytes));
-    runner_.start(plan, placement, [this, started](Time) { complete(*started); });
+    runner_.start(plan, placement, [this, slot](Time) { complete(slot); });
   }
 
   void account(const Op& op, std::int64_t members, Bytes wire) {
@@ -372,22 +415,24 @@ class Executor::Impl {
     t.wire += wire;
   }
 
-  void complete(const Started& started) {
+  void complete(std::uint32_t slot) {
+    // finish() may start collectives, which take pool slots (and may grow the pool): index anew.
     const Time now = sim_.now();
-    for (std::size_t i = 0; i < started.ranks.size(); ++i) {
-      const int peer =
-          started.ranks.size() == 2 && started.transfer != 0 ? started.ranks[1 - i] : -1;
+    const std::size_t n = started_[slot].ranks.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const Started& started = started_[slot];
+      const int peer = n == 2 && started.transfer != 0 ? started.ranks[1 - i] : -1;
       finish(started.ranks[i], started.op_index[i], started.issued[i], started.start, now,
              started.transfer, peer, started.algorithm);
     }
+    free_started_.push_back(slot);
   }
 
   void finish(int rank, std::uint32_t index, Time issued, Time start, Time end,
               std::uint64_t transfer, int peer, const char* algorithm) {
     RankState& r = ranks_[static_cast<std::size_t>(rank)];
-    const Op& op = workload_.program(rank).ops[index];
+    const Op& op = workload_.stage_program(r.stage).ops[index];
     const auto s = static_cast<std::size_t>(op.stream);
-    done_[r.done_offset + index] = 1;
     r.busy[s] = false;
     ++r.cursor[s];
     --r.left;
@@ -433,7 +478,7 @@ class Executor::Impl {
     return *slot;
   }
 
-  const CachedPlan& plan_for(workloads::GroupId group, const Op& op) {
+  CachedPlan& plan_for(workloads::GroupId group, const Op& op) {
     const PlanKey key{group.value, static_cast<std::uint8_t>(op.collective), op.bytes, op.matrix};
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second;
@@ -466,7 +511,8 @@ class Executor::Impl {
       if (!t.src.is_switch() && !t.is_join()) wire += t.bytes;
     }
     std::string name(algorithm.resolve(operation, shape));
-    return plans_.emplace(key, CachedPlan{std::move(plan), wire, std::move(name)}).first->second;
+    return plans_.emplace(key, CachedPlan{std::move(plan), wire, std::move(name), {}})
+        .first->second;
   }
 
   std::shared_ptr<const collectives::Plan> transfer_plan(Bytes bytes) {
@@ -495,7 +541,7 @@ class Executor::Impl {
       }
       const RankState& r = ranks_[static_cast<std::size_t>(rank)];
       const Program& program = workload_.program(rank);
-      const auto& streams = stage_streams_[static_cast<std::size_t>(workload_.ranks().stage(rank))];
+      const auto& streams = stage_streams_[static_cast<std::size_t>(r.stage)];
       for (std::size_t s = 0; s < kStreams; ++s) {
         if (r.cursor[s] >= streams[s].size()) continue;
         const Op& op = program.ops[streams[s][r.cursor[s]]];
@@ -511,13 +557,13 @@ class Executor::Impl {
     if (op.kind == OpKind::kCollective) {
       const auto group = workload_.group(rank, op);
       const auto members = workload_.ranks().members(group);
-      const std::uint64_t key = (static_cast<std::uint64_t>(group.value) << 32) | op.seq;
-      auto it = pending_collectives_.find(key);
+      const PendingCollective* pending = nullptr;
+      for (std::uint32_t slot : pending_by_group_[group.value]) {
+        if (pending_[slot].seq == op.seq) pending = &pending_[slot];
+      }
       std::vector<int> missing;
       for (std::size_t i = 0; i < members.size(); ++i) {
-        if (it == pending_collectives_.end() || it->second.op_index[i] == kNone) {
-          missing.push_back(members[i]);
-        }
+        if (pending == nullptr || pending->op_index[i] == kNone) missing.push_back(members[i]);
       }
       return fmt::format("waits for ranks {} to reach it", fmt::join(missing, ","));
     }
@@ -539,9 +585,13 @@ class Executor::Impl {
   std::unique_ptr<collectives::Algorithm> direct_;    // sends and receives
 
   std::vector<std::array<std::vector<std::uint32_t>, kStreams>> stage_streams_;
+  std::vector<std::vector<StreamPosition>> stage_positions_;  // per stage, per operation
   std::vector<RankState> ranks_;
-  std::vector<std::uint8_t> done_;
-  std::unordered_map<std::uint64_t, PendingCollective> pending_collectives_;
+  std::vector<PendingCollective> pending_;  // pool
+  std::vector<std::uint32_t> free_pending_;
+  std::vector<std::vector<std::uint32_t>> pending_by_group_;  // open collectives, by group
+  std::vector<Started> started_;                              // pool
+  std::vector<std::uint32_t> free_started_;
   std::unordered_map<TransferKey, PendingTransfer, TransferKeyHash> pending_transfers_;
   std::vector<std::optional<collectives::Placement>> placements_;
   std::map<PlanKey, CachedPlan> plans_;
