@@ -4,4 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh build >/dev/null
-build/stepsim --help
+build/stepsim run examples/quickstart.yaml
+echo
+echo "Next: build/stepsim --help, docs/commands.md, and the other examples in examples/."

@@ -42,8 +42,7 @@ std::filesystem::path output_path(const std::string& suffix) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   const std::filesystem::path dir = std::filesystem::path(STEPSIM_BINARY_DIR) / "tests/run/output";
   std::filesystem::create_directories(dir);
-  auto path =
-      dir / (std::string(info->test_suite_name()) + "." + info->name() + "." + suffix);
+  auto path = dir / (std::string(info->test_suite_name()) + "." + info->name() + "." + suffix);
   std::filesystem::remove(path);
   return path;
 }

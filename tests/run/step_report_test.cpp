@@ -155,7 +155,8 @@ TEST(Report, FiguresFollowFromTheScenario) {
     const double u = l.at("utilization").get<double>();
     EXPECT_LE(u, previous);
     previous = u;
-    EXPECT_NEAR(u, l.at("bytes_carried").get<double>() / (l.at("bandwidth_Bps").get<double>() * step),
+    EXPECT_NEAR(u,
+                l.at("bytes_carried").get<double>() / (l.at("bandwidth_Bps").get<double>() * step),
                 1e-12);
   }
   for (const json& m : r.at("memory")) {

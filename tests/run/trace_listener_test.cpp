@@ -129,7 +129,7 @@ Traced run_traced(const std::string& scenario, const std::string& trace_suffix,
                   std::vector<std::string> extra = {}) {
   const auto trace = output_path(trace_suffix);
   const auto report = output_path("report.json");
-  std::vector<std::string> args{"run", source_file(scenario), "--trace", trace.string(),
+  std::vector<std::string> args{"run",      source_file(scenario), "--trace", trace.string(),
                                 "--report", report.string()};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_stepsim(args);
