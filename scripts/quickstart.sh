@@ -6,3 +6,5 @@ scripts/setup.sh
 echo "quickstart: building stepsim (a few minutes the first time)" >&2
 scripts/build.sh build >/dev/null
 build/stepsim run examples/quickstart.yaml
+echo
+echo "Next: build/stepsim --help, docs/commands.md, and the other examples in examples/."

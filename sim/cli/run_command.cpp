@@ -59,6 +59,11 @@ Command add_run_command(CLI::App& app) {
             }
             ctx.log.debug("scenario '{}' loaded: {} accelerators", scenario.name,
                           scenario.topology.accelerators().size());
+            // Find out that the report cannot be written before a long simulation, not after.
+            if (!options->report.empty() && !std::ofstream(options->report)) {
+              throw InputError(fmt::format("cannot write '{}': no such directory or not writable",
+                                           options->report));
+            }
             SimulateOptions simulate;
             if (!options->trace.empty()) simulate.trace = options->trace;
             simulate.trace_ranks = options->trace_ranks;

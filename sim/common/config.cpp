@@ -510,6 +510,9 @@ std::filesystem::path Node::as_path() const {
   if (s.empty()) fail("a file path");
   const fs::path p(s);
   if (p.is_absolute() || !value_->origin || value_->mark.line == 0) return p;
+  // A value given on the command line (-o) is relative to the current directory, as every other
+  // path a user types there; its origin names the override, not a file.
+  if (value_->origin->starts_with("command line")) return p;
   return fs::path(*value_->origin).parent_path() / p;
 }
 

@@ -296,7 +296,8 @@ nlohmann::ordered_json to_json(const StepReport& r) {
                       {"activations_bytes", m.activations.count()},
                       {"total_bytes", m.total.count()},
                       {"capacity_bytes", m.capacity.count()},
-                      {"exceeds_capacity", m.exceeds_capacity}});
+                      {"exceeds_capacity", m.exceeds_capacity},
+                      {"warning", m.warning}});
   }
   j["memory"] = memory;
   j["simulation"] = {{"operations", r.operations}, {"transfers", r.flows}, {"events", r.events}};

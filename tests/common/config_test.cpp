@@ -152,6 +152,15 @@ TEST(Config, OverridesReplaceAndCreateValues) {
   expect_error([&] { doc.apply_override("novalue"); }, {"expected KEY.PATH=VALUE"});
 }
 
+TEST(Config, PathsInOverridesAreRelativeToTheCurrentDirectory) {
+  // A path in the file is relative to the file; one typed on the command line (as in
+  // `stepsim compare s.yaml --topology fabrics/t.yaml`) to the current directory, as the shell's.
+  auto doc = Document::parse("kernels: k.yaml\n", "dir/s.yaml");
+  EXPECT_EQ(doc.root().at("kernels").as_path(), fs::path("dir/k.yaml"));
+  doc.apply_override("kernels=fabrics/t.yaml");
+  EXPECT_EQ(doc.root().at("kernels").as_path(), fs::path("fabrics/t.yaml"));
+}
+
 TEST(Config, Choices) {
   const auto doc = Document::parse("schedule: 1f1c\n", "s.yaml");
   expect_error(
