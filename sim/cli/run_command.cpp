@@ -43,46 +43,61 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--trace-ranks", options->trace_ranks,
                   "Ranks in the trace: all, N (the first N), or a list like 0-7,64")
       ->type_name("RANKS");
-  return {sub, [options](Context& ctx) {
-            const auto started = std::chrono::steady_clock::now();
-            const Scenario scenario = load_scenario(options->file, options->overrides);
-            // Open the report before the simulation, so a bad path fails at once.
-            std::ofstream report_file;
-            if (!options->report.empty()) {
-              report_file.open(options->report);
-              if (!report_file) {
-                throw InputError(
-                    fmt::format("cannot write the report to '{}': no such directory or "
-                                "not writable",
-                                options->report));
-              }
-            }
-            ctx.log.debug("scenario '{}' loaded: {} accelerators", scenario.name,
-                          scenario.topology.accelerators().size());
-            // Find out that the report cannot be written before a long simulation, not after.
-            if (!options->report.empty() && !std::ofstream(options->report)) {
-              throw InputError(fmt::format("cannot write '{}': no such directory or not writable",
-                                           options->report));
-            }
-            SimulateOptions simulate;
-            if (!options->trace.empty()) simulate.trace = options->trace;
-            simulate.trace_ranks = options->trace_ranks;
-            if (ctx.err_is_terminal) ctx.err << "stepsim: simulating...\r" << std::flush;
-            const StepReport report = simulate_step(scenario, simulate);
-            if (ctx.err_is_terminal) ctx.err << "                      \r" << std::flush;
-            print_summary(ctx.out, report);
-            if (report_file.is_open()) {
-              report_file << to_json(report).dump(2) << '\n';
-              if (!report_file) {
-                throw InputError(fmt::format("writing '{}' failed (disk full?)", options->report));
-              }
-            }
-            const double wall =
+  return {
+      sub, [options](Context& ctx) {
+        const auto started = std::chrono::steady_clock::now();
+        const Scenario scenario = load_scenario(options->file, options->overrides);
+        // Open the report before the simulation, so a bad path fails at once.
+        std::ofstream report_file;
+        if (!options->report.empty()) {
+          report_file.open(options->report);
+          if (!report_file) {
+            throw InputError(
+                fmt::format("cannot write the report to '{}': no such directory or "
+                            "not writable",
+                            options->report));
+          }
+        }
+        ctx.log.debug("scenario '{}' loaded: {} accelerators", scenario.name,
+                      scenario.topology.accelerators().size());
+        // Find out that the report cannot be written before a long simulation, not after.
+        if (!options->report.empty() && !std::ofstream(options->report)) {
+          throw InputError(
+              fmt::format("cannot write '{}': no such directory or not writable", options->report));
+        }
+        SimulateOptions simulate;
+        if (!options->trace.empty()) simulate.trace = options->trace;
+        simulate.trace_ranks = options->trace_ranks;
+        // A progress line on a terminal, once the run has taken more than a second.
+        bool progress_shown = false;
+        if (ctx.err_is_terminal) {
+          simulate.progress = [&ctx, &progress_shown, started](std::uint64_t done,
+                                                               std::uint64_t total) {
+            const double elapsed =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            ctx.out.flush();
-            ctx.log.debug("simulated in {:.2f} s of wall time", wall);
-            return 0;
-          }};
+            if (elapsed < 1.0) return;
+            progress_shown = true;
+            ctx.err << fmt::format("\rstepsim: simulating: {:.0f}% of {} operations, {:.0f} s",
+                                   100.0 * static_cast<double>(done) / static_cast<double>(total),
+                                   total, elapsed)
+                    << std::flush;
+          };
+        }
+        const StepReport report = simulate_step(scenario, simulate);
+        if (progress_shown) ctx.err << "\r\x1b[K" << std::flush;
+        print_summary(ctx.out, report);
+        if (report_file.is_open()) {
+          report_file << to_json(report).dump(2) << '\n';
+          if (!report_file) {
+            throw InputError(fmt::format("writing '{}' failed (disk full?)", options->report));
+          }
+        }
+        const double wall =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        ctx.out.flush();
+        ctx.log.debug("simulated in {:.2f} s of wall time", wall);
+        return 0;
+      }};
 }
 
 }  // namespace stepsim::cli

@@ -25,6 +25,7 @@ using workloads::Program;
 
 constexpr std::size_t kStreams = static_cast<std::size_t>(workloads::Stream::kCount);
 constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+constexpr std::uint64_t kProgressMask = (std::uint64_t{1} << 18) - 1;
 
 // Breakdown categories, in priority order (a lower value wins where several overlap).
 constexpr std::uint8_t kCategoryCompute = 0;
@@ -166,6 +167,7 @@ class Executor::Impl {
       auto& state = ranks_[static_cast<std::size_t>(r)];
       state.stage = workload_.ranks().stage(r);
       state.left = static_cast<std::uint32_t>(workload_.program(r).ops.size());
+      total_operations_ += state.left;
     }
     for (std::size_t i = 0; i < options_.detail_ranks.size(); ++i) {
       const int r = options_.detail_ranks[i];
@@ -437,7 +439,9 @@ class Executor::Impl {
     ++r.cursor[s];
     --r.left;
     r.end = std::max(r.end, end);
-    ++operations_;
+    if ((++operations_ & kProgressMask) == 0 && options_.progress) {
+      options_.progress(operations_, total_operations_);
+    }
     if (r.detail >= 0) record(r.detail, op, issued, start, end);
     if (listener_ != nullptr) {
       OpRecord rec;
@@ -599,6 +603,7 @@ class Executor::Impl {
   std::vector<std::vector<Interval>> detail_intervals_;
   std::array<DimensionTraffic, kDimensionCount> traffic_{};
   std::uint64_t operations_ = 0;
+  std::uint64_t total_operations_ = 0;
   std::uint64_t flows_ = 0;
   std::uint64_t transfers_ = 0;
 };

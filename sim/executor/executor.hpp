@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -38,6 +39,9 @@ struct ExecutorOptions {
   collectives::RunnerOptions runner;                           // ECMP mode
   std::vector<int> detail_ranks;                    // ranks whose time breakdown is computed
   Time utilization_sample_interval = Time::zero();  // > 0: sample link utilization for counters
+  // Called now and then (every 2^18 operations) with the operations done and their total, for a
+  // progress line; empty: never.
+  std::function<void(std::uint64_t done, std::uint64_t total)> progress;
 };
 
 // One finished operation, as the trace and the statistics see it.

@@ -17,6 +17,7 @@ StepReport simulate_step(const Scenario& scenario, const SimulateOptions& option
   exec.plan = scenario.network.plan;
   exec.runner.ecmp = scenario.network.ecmp;
   exec.detail_ranks = representative_ranks(workload);
+  exec.progress = options.progress;
 
   std::optional<TraceListener> trace;
   if (options.trace) {

@@ -17,6 +17,8 @@ struct SimulateOptions {
   std::optional<std::filesystem::path> trace;  // write a Chrome trace here
   std::string trace_ranks = "all";             // which ranks the trace shows
   std::size_t trace_links = 10;                // counter tracks for this many busiest links
+  // Progress (operations done, total), now and then; see executor::ExecutorOptions::progress.
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
 };
 
 StepReport simulate_step(const Scenario& scenario, const SimulateOptions& options = {});
