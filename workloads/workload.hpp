@@ -31,6 +31,11 @@ class Workload {
   const Program& stage_program(int stage) const {
     return programs_[static_cast<std::size_t>(stage)];
   }
+  // Replaces the program of a pipeline stage, for programs that do not come from the generator
+  // (hand-written or edited ones: the executor's stall tests feed it mismatched operations).
+  void replace_stage_program(int stage, Program program) {
+    programs_.at(static_cast<std::size_t>(stage)) = std::move(program);
+  }
   // The communicator of a collective (or the group a send/recv runs in).
   GroupId group(int rank, const Op& op) const { return ranks_.group(rank, op.group); }
   // The other side of a send or a receive.

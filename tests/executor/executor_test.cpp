@@ -158,6 +158,38 @@ TEST(Executor, GradientReductionHidesBehindBackwardWhenShorter) {
   EXPECT_LE(slow->result.breakdowns[0].exposed[dp], slow_allreduce);
 }
 
+TEST(Executor, AStalledGraphNamesTheRanksAndOperationsThatWait) {
+  // pp = 2: stage 1's first receive gets a tag no send carries, so stage 0's first send and that
+  // receive wait for each other forever; the executor must say so, naming both ranks.
+  const std::string text =
+      scenario_text(2, "100GB/s",
+                    kSmallModel +
+                        "parallelism: {pp: 2}\ntraining: {seq_len: 1024, micro_batch: 1, "
+                        "global_batch: 2}\n");
+  auto doc = config::Document::parse(text, "test.yaml");
+  auto topo = topology::load_topology(doc.root().at("topology"));
+  workloads::Workload workload(workloads::parse_workload(doc.root()));
+  workloads::Program program = workload.stage_program(1);
+  for (auto& op : program.ops) {
+    if (op.kind == OpKind::kRecv) {
+      op.seq = 999'999;
+      break;
+    }
+  }
+  workload.replace_stage_program(1, std::move(program));
+  Executor executor(workload, topo, ideal_options({}));
+  try {
+    executor.run();
+    FAIL() << "the step should stall";
+  } catch (const ExecutionStalled& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("stalled"), std::string::npos) << message;
+    EXPECT_NE(message.find("rank 0: waits in fwd"), std::string::npos) << message;
+    EXPECT_NE(message.find("waits for rank 1"), std::string::npos) << message;
+    EXPECT_NE(message.find("rank 1: waits in"), std::string::npos) << message;
+  }
+}
+
 TEST(Executor, SameInputSameResult) {
   const std::string text = scenario_text(
       8, "100GB/s",
