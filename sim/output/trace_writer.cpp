@@ -191,18 +191,18 @@ void TraceWriter::complete(int pid, int tid, std::string_view name, std::string_
 }
 
 void TraceWriter::flow_start(int pid, int tid, std::uint64_t id, std::string_view name, Time at) {
-  begin_event();
-  buffer_ += "{\"ph\":\"s\",\"name\":\"";
-  append_json_escaped(buffer_, name);
-  fmt::format_to(std::back_inserter(buffer_),
-                 "\",\"cat\":\"flow\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":", id, pid, tid);
-  append_microseconds(buffer_, at);
-  buffer_ += '}';
+  flow_event("{\"ph\":\"s\",\"name\":\"", pid, tid, id, name, at);
 }
 
 void TraceWriter::flow_end(int pid, int tid, std::uint64_t id, std::string_view name, Time at) {
+  // "bp":"e" binds the arrow's head to the slice that encloses it (the receive).
+  flow_event("{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"", pid, tid, id, name, at);
+}
+
+void TraceWriter::flow_event(std::string_view head, int pid, int tid, std::uint64_t id,
+                             std::string_view name, Time at) {
   begin_event();
-  buffer_ += "{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"";
+  buffer_ += head;
   append_json_escaped(buffer_, name);
   fmt::format_to(std::back_inserter(buffer_),
                  "\",\"cat\":\"flow\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":", id, pid, tid);

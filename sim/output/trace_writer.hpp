@@ -58,6 +58,9 @@ class TraceWriter {
  private:
   class Sink;
   void begin_event();
+  // One end of a flow arrow; `head` opens the event up to its name.
+  void flow_event(std::string_view head, int pid, int tid, std::uint64_t id, std::string_view name,
+                  Time at);
   void write(std::string_view text);
   std::unique_ptr<Sink> sink_;
   std::string buffer_;
