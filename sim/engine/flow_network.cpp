@@ -13,6 +13,9 @@ constexpr double kPsPerSecond = 1e12;
 // A re-solve that moves a rate by less than this (relative) keeps the old rate, so that classes
 // the change did not really affect keep their scheduled drain ends.
 constexpr double kRateChangeTolerance = 1e-12;
+// Classes whose rate is below the smallest departed rate by more than this (relative) keep their
+// rates without a re-solve (FlowNetwork::solve()).
+constexpr double kFixedRateMargin = 1e-9;
 // Drain ends are capped here (about 46 days), far beyond any step, to stay clear of overflow.
 constexpr double kMaxDrainPs = 4e18;
 
@@ -194,6 +197,7 @@ void FlowNetwork::add_part(std::uint32_t flow, std::span<const LinkId> path, dou
     }
   }
   ++c.flows;
+  instant_has_arrival_ = true;
   mark_dirty(cls);
   if (c.rate > 0.0) {
     // Already draining at a solved rate: the new flow may be the first to finish.
@@ -320,6 +324,7 @@ void FlowNetwork::drain_event() {
     const std::uint32_t cls = drain_heap_[0].cls;
     FlowClass& c = classes_[cls];
     settle_class(c, now_ps);
+    instant_min_departed_rate_ = std::min(instant_min_departed_rate_, c.rate);
     // The first target is due by construction; the others finish with it when they are due within
     // the same picosecond.
     do {
@@ -426,17 +431,37 @@ void FlowNetwork::on_instant_end() {
 
 void FlowNetwork::solve() {
   solve_requested_ = false;
+  // Which classes keep their rates. Progressive filling freezes flows in increasing order of rate.
+  // When flows only leave (no arrival this instant), let r be the smallest rate of a departed flow.
+  // Below level r the departed flows were still unfrozen in the old filling, so no link they
+  // cross saturated below r (it would have frozen them there); removing them only lowers the load
+  // of such links at every level. The links that saturated below r carry no departed flow and see
+  // the same frozen set at each level, so they saturate at the same levels again: every class with
+  // a rate below r keeps it exactly. Those classes are fixed (their load is taken off the link
+  // capacities) and only the classes at r or above are re-solved, which is the same progressive
+  // filling from level r on. A relative margin keeps classes that floating point puts a hair below
+  // r in the re-solved set. An arrival can lower any rate: then nothing is fixed.
+  const double fixed_below =
+      (options_.full_resolve || instant_has_arrival_ || !std::isfinite(instant_min_departed_rate_))
+          ? 0.0
+          : instant_min_departed_rate_ * (1.0 - kFixedRateMargin);
+  instant_has_arrival_ = false;
+  instant_min_departed_rate_ = std::numeric_limits<double>::infinity();
   if (dirty_.empty()) return;
   const std::int64_t now_ps = sim_.now().picoseconds();
   ++solves_;
   ++stamp_;
   comp_links_.clear();
   comp_classes_.clear();
+  local_fixed_load_.clear();
+  local_fixed_count_.clear();
 
   auto visit_link = [&](std::uint32_t l) {
     if (link_mark_[l] != stamp_) {
       link_mark_[l] = stamp_;
       comp_links_.push_back(l);
+      local_fixed_load_.push_back(0.0);
+      local_fixed_count_.push_back(0);
     }
   };
   if (options_.full_resolve) {
@@ -448,10 +473,16 @@ void FlowNetwork::solve() {
         visit_link(l);
     }
   }
-  // Breadth-first over links -> active classes -> links: the connected component of the changes.
+  // Breadth-first over links -> active classes -> links: the connected component of the changes,
+  // through the classes that are re-solved only (a fixed class passes no change on).
   for (std::size_t i = 0; i < comp_links_.size(); ++i) {
     for (const std::uint32_t cls : link_classes_[comp_links_[i]]) {
       FlowClass& c = classes_[cls];
+      if (c.rate > 0.0 && c.rate < fixed_below) {
+        local_fixed_load_[i] += static_cast<double>(c.flows) * c.rate;
+        local_fixed_count_[i] += c.flows;
+        continue;
+      }
       if (c.mark == stamp_) continue;
       c.mark = stamp_;
       comp_classes_.push_back(cls);
@@ -472,7 +503,7 @@ void FlowNetwork::solve() {
   local_capacity_.resize(nl);
   for (std::size_t j = 0; j < nl; ++j) {
     link_local_[comp_links_[j]] = static_cast<std::uint32_t>(j);
-    local_capacity_[j] = link_capacity_[comp_links_[j]];
+    local_capacity_[j] = std::max(link_capacity_[comp_links_[j]] - local_fixed_load_[j], 0.0);
   }
   local_flows_.resize(nc);
   local_offsets_.resize(nc + 1);
@@ -489,8 +520,8 @@ void FlowNetwork::solve() {
   solver_.solve(local_capacity_, local_flows_, local_offsets_, local_path_, local_rate_);
 
   // Apply the rates; classes whose rate did not really change keep their drain ends.
-  local_load_.assign(nl, 0.0);
-  local_count_.assign(nl, 0);
+  local_load_.assign(local_fixed_load_.begin(), local_fixed_load_.end());
+  local_count_.assign(local_fixed_count_.begin(), local_fixed_count_.end());
   for (std::size_t i = 0; i < nc; ++i) {
     const std::uint32_t cls = comp_classes_[i];
     FlowClass& c = classes_[cls];

@@ -21,7 +21,9 @@
 //
 // Batching: every start and finish of one instant marks the network dirty; one solve runs at the
 // end of the instant (Simulator::request_instant_end), over the connected component of links and
-// flow classes touched by the changes only (or over everything in full re-solve mode).
+// flow classes touched by the changes only (or over everything in full re-solve mode). When flows
+// only leave, the classes with rates below the smallest departed rate keep their rates exactly
+// (progressive filling freezes in increasing order of rate) and are left out of the solve.
 //
 // Flow classes: sub-flows on the identical link sequence are one class; max-min gives them equal
 // rates, so the solver works per class. Each class drains a counter D (bytes drained by each of its
@@ -34,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -243,6 +246,10 @@ class FlowNetwork : private Simulator::InstantEndListener {
 
   // Solving.
   std::vector<std::uint32_t> dirty_;
+  // What the changes of this instant were: a flow arrived, and the smallest rate of the flows that
+  // drained (+infinity when none); they decide which classes keep their rates (solve()).
+  bool instant_has_arrival_ = false;
+  double instant_min_departed_rate_ = std::numeric_limits<double>::infinity();
   bool solve_requested_ = false;
   std::uint32_t stamp_ = 0;
   std::uint64_t solves_ = 0;
@@ -258,6 +265,8 @@ class FlowNetwork : private Simulator::InstantEndListener {
   std::vector<double> local_rate_;
   std::vector<double> local_load_;
   std::vector<std::uint32_t> local_count_;
+  std::vector<double> local_fixed_load_;  // per component link: load of the classes kept fixed
+  std::vector<std::uint32_t> local_fixed_count_;
 };
 
 }  // namespace stepsim::engine

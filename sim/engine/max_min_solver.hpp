@@ -26,7 +26,7 @@ namespace stepsim::engine {
 class MaxMinSolver {
  public:
   // Inputs, indices local to this problem:
-  //  - link_capacity[l] > 0, bytes/s;
+  //  - link_capacity[l] >= 0, bytes/s (a link of capacity 0 gives the classes on it rate 0);
   //  - class_flows[c] >= 1, the number of identical flows in class c;
   //  - path_offsets (size classes + 1) and path_links: class c crosses
   //    path_links[path_offsets[c] .. path_offsets[c + 1]), each path non-empty.

@@ -265,5 +265,32 @@ TEST_F(FlowNetworkTest, IdenticalFlowsStartedAtDifferentTimesShareAClassButFinis
   EXPECT_EQ(at(c), Time::ms(4));
 }
 
+TEST_F(FlowNetworkTest, DepartureKeepsTheRatesBelowItsOwnWithoutResolvingThem) {
+  // Link 0 of 10 GB/s carries a, b (one class) and d; link 1 of 30 GB/s carries d and c. Max-min:
+  // 10/3 GB/s for a, b and d (link 0 saturates first), c gets 30 - 10/3 = 80/3 GB/s and drains
+  // 1 MB in 1e6 / (80/3 * 1e9) s = 37.5 us. When c leaves, every other class has a lower rate
+  // (10/3 < 80/3): by the progressive-filling order they keep their rates, and no class is
+  // re-solved (a full re-solve would solve 2). a, b and d drain 10 MB at 10/3 GB/s: 3 ms.
+  const LinkId l0 = link(10 * kGBps);
+  const LinkId l1 = link(30 * kGBps);
+  const FlowId a = start(10'000'000, {l0});
+  const FlowId b = start(10'000'000, {l0});
+  const FlowId d = start(10'000'000, {l0, l1});
+  const FlowId c = start(1'000'000, {l1});
+  sim.run_until(Time::ps(1));
+  EXPECT_EQ(net.classes_solved(), 3u) << "classes {a, b}, {d} and {c}";
+  EXPECT_DOUBLE_EQ(net.current_rate(c).value(), 80.0 / 3 * kGBps);
+  sim.run_until(Time::us(38));
+  EXPECT_EQ(at(c), Time::ns(37'500));
+  EXPECT_EQ(net.solves(), 2u);
+  EXPECT_EQ(net.classes_solved(), 3u) << "the departure re-solved nothing";
+  EXPECT_DOUBLE_EQ(net.current_rate(d).value(), 10.0 / 3 * kGBps);
+  EXPECT_DOUBLE_EQ(net.load(l1).value(), 10.0 / 3 * kGBps);
+  sim.run();
+  EXPECT_EQ(at(a), Time::ms(3));
+  EXPECT_EQ(at(b), Time::ms(3));
+  EXPECT_EQ(at(d), Time::ms(3));
+}
+
 }  // namespace
 }  // namespace stepsim::engine
