@@ -47,9 +47,15 @@ Time exposed_total(const StepReport& r) {
   return t;
 }
 
-}  // namespace
+void write_json_file(const std::string& path, const nlohmann::ordered_json& json) {
+  std::ofstream out(path);
+  if (!out)
+    throw InputError(fmt::format("cannot write '{}': no such directory or not writable", path));
+  out << json.dump(2) << '\n';
+  if (!out) throw InputError(fmt::format("writing '{}' failed (disk full?)", path));
+}
 
-void write_json_file(const std::string& path, const nlohmann::ordered_json& json);
+}  // namespace
 
 Command add_compare_command(CLI::App& app) {
   struct Options {

@@ -15,14 +15,6 @@
 
 namespace stepsim::cli {
 
-void write_json_file(const std::string& path, const nlohmann::ordered_json& json) {
-  std::ofstream out(path);
-  if (!out)
-    throw InputError(fmt::format("cannot write '{}': no such directory or not writable", path));
-  out << json.dump(2) << '\n';
-  if (!out) throw InputError(fmt::format("writing '{}' failed (disk full?)", path));
-}
-
 Command add_run_command(CLI::App& app) {
   struct Options {
     std::string file;

@@ -134,8 +134,7 @@ class Executor::Impl {
         topology_(topology),
         options_(std::move(options)),
         listener_(listener),
-        network_(sim_, engine::FlowNetworkOptions{false, options_.utilization_sample_interval >
-                                                             Time::zero()}),
+        network_(sim_, engine::FlowNetworkOptions{false, options_.record_link_samples}),
         router_(topology_),
         links_(collectives::add_topology_links(network_, topology_, options_.calibration)),
         runner_(sim_, network_, topology_, router_, links_, options_.runner),

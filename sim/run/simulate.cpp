@@ -21,7 +21,7 @@ StepReport simulate_step(const Scenario& scenario, const SimulateOptions& option
 
   std::optional<TraceListener> trace;
   if (options.trace) {
-    exec.utilization_sample_interval = Time::ps(1);
+    exec.record_link_samples = true;
     trace.emplace(*options.trace, workload, scenario.topology,
                   parse_trace_ranks(options.trace_ranks, workload.world_size()));
   }
