@@ -8,10 +8,12 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 
 #include "sim/cli/command.hpp"
 #include "sim/collectives/algorithm_registry.hpp"
+#include "sim/collectives/alltoallv_matrix.hpp"
 #include "sim/collectives/collective_session.hpp"
 #include "sim/collectives/size_sweep.hpp"
 #include "sim/common/input_error.hpp"
@@ -47,6 +49,8 @@ Command add_collective_command(CLI::App& app) {
     std::string ecmp = "hash";
     std::uint32_t channels = 0;
     std::uint32_t root = 0;
+    std::string matrix;
+    std::optional<double> skew;
     bool json = false;
   };
   auto options = std::make_shared<Options>();
@@ -55,7 +59,8 @@ Command add_collective_command(CLI::App& app) {
   sub->add_option("--topology,-t", options->topology, "Topology: preset spec or YAML file")
       ->required();
   sub->add_option("--op", options->op,
-                  "allreduce, allgather, reducescatter, alltoall, broadcast, reduce, sendrecv")
+                  "allreduce, allgather, reducescatter, alltoall, alltoallv, broadcast, reduce, "
+                  "sendrecv")
       ->capture_default_str();
   sub->add_option("--ranks,-n", options->ranks,
                   "N (the first N accelerators), a list 0,2,4, ranges 0-7,16-23, or all")
@@ -81,9 +86,16 @@ Command add_collective_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--root", options->root, "Root rank (broadcast, reduce), index in the group")
       ->capture_default_str();
+  CLI::Option* sizes_option = sub->get_option("--sizes");
+  sub->add_option("--matrix", options->matrix,
+                  "alltoallv: CSV of n x n per-pair sizes (row = sender); with --sizes, scaled "
+                  "so that the largest row sum is each size");
+  sub->add_option("--skew", options->skew,
+                  "alltoallv: Zipf skew s >= 0; rank j receives a share ~ (j+1)^-s of every "
+                  "rank's buffer (0: uniform)");
   sub->add_flag("--json", options->json, "Print JSON rows instead of the table");
   return {
-      sub, [options](Context& ctx) {
+      sub, [options, sizes_option](Context& ctx) {
         const OpKind kind = parse_op_kind(options->op);
         const auto registry = builtin_algorithms();
         const auto algorithm = registry.create(options->algo);
@@ -100,10 +112,24 @@ Command add_collective_command(CLI::App& app) {
         const Placement placement = place_group(topo, ranks);
         const GroupShape shape = group_shape(topo, placement);
         const auto n = static_cast<std::uint32_t>(ranks.size());
-        if (kind == OpKind::kAllToAllv)
-          throw InputError(
-              "--op alltoallv needs a per-pair size matrix, which the command line cannot "
-              "give; use --op alltoall (the library's Operation::matrix takes one)");
+        // AllToAllv: the per-pair sizes for each size of the sweep (the largest row sum).
+        std::optional<AllToAllvMatrix> file_matrix;
+        std::vector<Bytes> sweep = sizes;
+        if (kind == OpKind::kAllToAllv) {
+          if (options->matrix.empty() == !options->skew.has_value())
+            throw InputError(
+                "--op alltoallv needs its per-pair sizes: --matrix FILE.csv (n x n sizes, row = "
+                "sender) or --skew S (Zipf skew of the receivers, 0 = uniform), one of the two");
+          if (!options->matrix.empty()) {
+            file_matrix = read_alltoallv_matrix_csv(options->matrix, n);
+            if (sizes_option->count() == 0) sweep = {file_matrix->largest_row_sum()};
+          } else {
+            (void)skewed_alltoallv_matrix(n, Bytes(1), *options->skew);  // validates the skew
+          }
+        } else if (!options->matrix.empty() || options->skew.has_value()) {
+          throw InputError(fmt::format("--matrix and --skew apply to --op alltoallv, not --op {}",
+                                       to_string(kind)));
+        }
         if (kind == OpKind::kSendRecv && n != 2)
           throw InputError(fmt::format("--op sendrecv runs between two ranks; --ranks gave {}", n));
         if (options->root >= n)
@@ -125,18 +151,25 @@ Command add_collective_command(CLI::App& app) {
 
         constexpr int kTypeBytes = 4;  // float, as nccl-tests' default
         std::vector<Row> rows;
-        for (Bytes size : sizes) {
+        for (Bytes size : sweep) {
           Operation op;
           op.kind = kind;
           op.size = size;
+          if (kind == OpKind::kAllToAllv) {
+            const AllToAllvMatrix m = file_matrix
+                                          ? scale_alltoallv_matrix(*file_matrix, size)
+                                          : skewed_alltoallv_matrix(n, size, *options->skew);
+            op.matrix = m.sizes;
+            op.size = m.largest_row_sum();
+          }
           op.root = options->root;
           op.peer = 1;
           if (auto why = algorithm->unsupported(op, shape))
             throw InputError(fmt::format("--algo {} cannot run {} on these {} ranks: {}",
                                          options->algo, to_string(kind), n, *why));
           const Time t = session.run(*algorithm, op, placement, plan_options);
-          const double algbw = size.as_double() / t.seconds() * 1e-9;
-          rows.push_back({size, nccl_tests_count(kind, size, n, kTypeBytes), t.microseconds(),
+          const double algbw = op.size.as_double() / t.seconds() * 1e-9;
+          rows.push_back({op.size, nccl_tests_count(kind, op.size, n, kTypeBytes), t.microseconds(),
                           algbw, algbw * bus_bandwidth_factor(kind, n),
                           std::string(algorithm->resolve(op, shape))});
         }
@@ -148,6 +181,8 @@ Command add_collective_command(CLI::App& app) {
           j["ranks"] = n;
           j["algorithm"] = options->algo;
           j["links"] = options->links;
+          if (!options->matrix.empty()) j["matrix"] = options->matrix;
+          if (options->skew) j["skew"] = *options->skew;
           nlohmann::json out = nlohmann::json::array();
           for (const Row& r : rows)
             out.push_back({{"size_bytes", r.size.count()},

@@ -71,6 +71,69 @@ TEST(CollectiveCommand, BadInputExitsTwoWithAClearMessage) {
                      "AllReduce only");
 }
 
+TEST(CollectiveCommand, AllToAllvWithSkewZeroIsTheAllToAll) {
+  const Result v = run({"collective", "-t", "dgx-h100", "--op", "alltoallv", "--skew", "0",
+                        "--sizes", "1GiB", "--json"});
+  const Result a =
+      run({"collective", "-t", "dgx-h100", "--op", "alltoall", "--sizes", "1GiB", "--json"});
+  ASSERT_EQ(v.code, 0) << v.err;
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(nlohmann::json::parse(v.out)["rows"][0]["time_us"],
+            nlohmann::json::parse(a.out)["rows"][0]["time_us"]);
+}
+
+TEST(CollectiveCommand, AllToAllvSkewLoadsTheHotReceiver) {
+  // Skew 1 on the 8 GPUs of a DGX H100: receiver 0 gets 1/H8 = 840/2283 of every buffer
+  // (H8 = 1 + 1/2 + ... + 1/8 = 761/280). Its NVLink ingress (calibrated 370 GB/s) carries
+  // 7 x 1 GiB x 280/761 from the other ranks, the bottleneck of the operation:
+  // 7 x 1073741824 x 280/761 / 370e9 = 7.4734 ms, plus the calibrated latencies (~10 us).
+  const Result r = run({"collective", "-t", "dgx-h100", "--op", "alltoallv", "--skew", "1",
+                        "--sizes", "1GiB", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto row = nlohmann::json::parse(r.out)["rows"][0];
+  const double bottleneck_us = 7.0 * 1073741824.0 * 280.0 / 761.0 / 370e9 * 1e6;
+  EXPECT_GT(row["time_us"].get<double>(), bottleneck_us);
+  EXPECT_LT(row["time_us"].get<double>(), bottleneck_us + 15.0);
+  EXPECT_EQ(row["size_bytes"], 1 << 30);  // every row sums to the size
+}
+
+TEST(CollectiveCommand, AllToAllvMatrixFileRunsAsGivenOrScaled) {
+  // 0 -> 1 carries 1 GiB and nothing else moves: one NVLink flow at the calibrated 370 GB/s.
+  const std::string file = write_file("stepsim_a2av.csv", "0,1GiB\n0,0\n");
+  const Result r = run({"collective", "-t", "dgx-h100", "--ranks", "2", "--op", "alltoallv",
+                        "--matrix", file, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rows = nlohmann::json::parse(r.out)["rows"];
+  ASSERT_EQ(rows.size(), 1u);  // no --sizes: the matrix as given
+  EXPECT_EQ(rows[0]["size_bytes"], 1 << 30);
+  const double drain_us = 1073741824.0 / 370e9 * 1e6;
+  EXPECT_GT(rows[0]["time_us"].get<double>(), drain_us);
+  EXPECT_LT(rows[0]["time_us"].get<double>(), drain_us + 15.0);
+  // With --sizes the matrix is scaled: 1 MiB and 2 MiB rows.
+  const Result s = run({"collective", "-t", "dgx-h100", "--ranks", "2", "--op", "alltoallv",
+                        "--matrix", file, "--sizes", "1MiB:2MiB", "--json"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  const auto scaled = nlohmann::json::parse(s.out)["rows"];
+  ASSERT_EQ(scaled.size(), 2u);
+  EXPECT_EQ(scaled[1]["size_bytes"], 2 << 20);
+}
+
+TEST(CollectiveCommand, AllToAllvBadInputExitsTwo) {
+  expect_input_error({"collective", "-t", "dgx-h100", "--op", "alltoallv"},
+                     "--matrix FILE.csv (n x n sizes, row = sender) or --skew S");
+  expect_input_error({"collective", "-t", "dgx-h100", "--op", "alltoallv", "--skew", "-1"},
+                     "skew -1");
+  expect_input_error({"collective", "-t", "dgx-h100", "--op", "allreduce", "--skew", "1"},
+                     "apply to --op alltoallv, not --op allreduce");
+  const std::string file = write_file("stepsim_a2av_bad.csv", "0,1GiB\n0,0\n");
+  expect_input_error(
+      {"collective", "-t", "dgx-h100", "--ranks", "4", "--op", "alltoallv", "--matrix", file},
+      "row 0 has 2 columns; the group has 4 ranks");
+  expect_input_error(
+      {"collective", "-t", "dgx-h100", "--op", "alltoallv", "--matrix", "/nonexistent/m.csv"},
+      "/nonexistent/m.csv: cannot read the matrix file");
+}
+
 TEST(TrafficCommand, JsonListsFlowsAndLinks) {
   const Result r = run({"traffic", "-t", "dgx-h100", "--pattern", "incast", "--ranks", "3",
                         "--bytes", "1GiB", "--links", "line-rate", "--json"});
