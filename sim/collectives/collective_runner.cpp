@@ -161,13 +161,29 @@ void CollectiveRunner::launch(std::uint32_t slot) {
     }
   }
   const topology::NodeId src = node_of(run, t.src), dst = node_of(run, t.dst);
+  // A reducing plan's transfer into an accelerator with a reduction throughput also crosses that
+  // accelerator's reduction link (topology_network.hpp).
+  const std::uint32_t reduction_link =
+      run.plan->reduction() == Reduction::kByMembers && !t.dst.is_switch() && !first.empty()
+          ? links_.reduction_link[dst.value()]
+          : NetworkLinks::kNoLink;
+  const std::uint32_t paths = cached == nullptr ? 1 : cached->paths;
+  if (reduction_link != NetworkLinks::kNoLink && extended_.size() < paths) extended_.resize(paths);
+  auto path = [&](std::uint32_t p) -> std::span<const engine::LinkId> {
+    const std::span<const engine::LinkId> links =
+        cached == nullptr ? first : route_path(cached->first_path + p);
+    if (reduction_link == NetworkLinks::kNoLink) return links;
+    extended_[p].assign(links.begin(), links.end());
+    extended_[p].push_back(engine::LinkId{reduction_link});
+    return extended_[p];
+  };
   auto on_done = [this, run_index, id](const engine::FlowCompletion&) { complete(run_index, id); };
-  if (cached == nullptr || cached->paths == 1) {
-    network_.start_flow(src.value(), dst.value(), bytes, first, std::move(on_done));
+  if (paths == 1) {
+    network_.start_flow(src.value(), dst.value(), bytes, path(0), std::move(on_done));
   } else {
     weighted_.clear();
-    for (std::uint32_t p = 0; p < cached->paths; ++p)
-      weighted_.push_back({route_path(cached->first_path + p), 1.0});
+    for (std::uint32_t p = 0; p < paths; ++p)
+      weighted_.push_back({path(p), 1.0});
     network_.start_flow(src.value(), dst.value(), bytes, weighted_, std::move(on_done));
   }
   pending.path.clear();

@@ -111,6 +111,8 @@ class CollectiveRunner {
   std::vector<PathRange> route_paths_;
   std::vector<engine::LinkId> route_links_;
   std::vector<engine::WeightedPath> weighted_;  // scratch for multi-path flows
+  // Scratch for paths extended by a reduction link, one per path of the flow.
+  std::vector<std::vector<engine::LinkId>> extended_;
   std::size_t running_ = 0;
   std::uint64_t serial_ = 0;
 };

@@ -80,7 +80,7 @@ class DirectAlgorithm final : public Algorithm {
         if (op.root != op.peer) send(op.root, op.peer, op.size);
         break;
     }
-    return std::move(builder).finish();
+    return std::move(builder).finish(member_reduction(op.kind));
   }
 };
 

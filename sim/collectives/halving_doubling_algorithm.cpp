@@ -36,7 +36,7 @@ class HalvingDoublingAlgorithm final : public Algorithm {
     const std::uint32_t n = group.size;
     PlanBuilder builder;
     Frontier frontier(n);
-    if (n < 2) return std::move(builder).finish();
+    if (n < 2) return std::move(builder).finish(member_reduction(op.kind));
     const std::uint32_t p = std::bit_floor(n);
     const std::uint32_t r = n - p;
     const auto k = static_cast<std::uint32_t>(std::countr_zero(p));
@@ -89,7 +89,7 @@ class HalvingDoublingAlgorithm final : public Algorithm {
         frontier.set(i + 1, t);
       }
     }
-    return std::move(builder).finish();
+    return std::move(builder).finish(member_reduction(op.kind));
   }
 };
 

@@ -61,7 +61,7 @@ class HierarchicalAlgorithm final : public Algorithm {
                                 frontier);
         break;
     }
-    return std::move(builder).finish();
+    return std::move(builder).finish(member_reduction(op.kind));
   }
 };
 

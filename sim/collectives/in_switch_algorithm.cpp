@@ -54,7 +54,7 @@ class InSwitchAlgorithm final : public Algorithm {
       // The result comes back over the way up and the way down: two route latencies.
       builder.add({Endpoint::reduction_switch(), Endpoint::member(i), down, start, 2});
     }
-    return std::move(builder).finish();
+    return std::move(builder).finish(Reduction::kNone);  // the switch reduces
   }
 };
 

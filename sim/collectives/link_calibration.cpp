@@ -29,18 +29,22 @@ Calibration calibrated_presets() {
   // 2(n-1)/(n+1) x B gives B = 302.8, 310.7, 304.9, 306.7, 304.2 GB/s for n = 4..8; mean 306.
   c.links.push_back({"nvlink4", "nvlink", gb(450), gb(370), gb(306),
                      "nccl_busbw.yaml single_node 8x H100 ring allreduce 370 (gtc24); nvls_ramp "
-                     "(h200_nvls)"});
-  // NVLink3: 12 links x 25 GB/s = 300 GB/s per direction (dgx-a100). Effective 232 GB/s:
-  // single_node, "8x A100 SXM, NVLink3/NVSwitch", allreduce ring, busbw 232 (gtc24); ndmv4's
-  // "1 node x 8 GPUs" allreduce at 1 GiB, 231.45, agrees. No NVLS on A100.
-  c.links.push_back({"nvlink3", "nvlink", gb(300), gb(232), std::nullopt,
-                     "nccl_busbw.yaml single_node 8x A100 ring allreduce 232 (gtc24)"});
+                     "(h200_nvls)",
+                     std::nullopt});  // H100 AllReduce ring (370) >= AllGather (361.4): no bound);
+  // NVLink3: 12 links x 25 GB/s = 300 GB/s per direction (dgx-a100). Effective 254.1 GB/s: ndmv4
+  // "1 node x 8 GPUs" at 1 GiB, allgather 253.59 and alltoall 254.69 (mean), the copy-only
+  // operations. Reduction 232 GB/s: single_node, "8x A100 SXM, NVLink3/NVSwitch", allreduce ring,
+  // busbw 232 (gtc24); ndmv4's allreduce at 1 GiB, 231.45, agrees. No NVLS on A100.
+  c.links.push_back({"nvlink3", "nvlink", gb(300), gb(254.1), std::nullopt,
+                     "nccl_busbw.yaml ndmv4 1 node x 8 GPUs allgather 253.59, alltoall 254.69 "
+                     "(ndmv4); single_node 8x A100 ring allreduce 232 (gtc24)",
+                     gb(232)});
   // InfiniBand NICs: per_nic (nic: nccl-tests issues #119, #267, #290): 200Gb HDR busbw 24 GB/s
   // of its 25 GB/s line rate; 400Gb NDR 46-48 GB/s of 50 GB/s, midpoint 47.
   c.links.push_back({"ib-200g", "ib", BytesPerSecond::gigabits(200), gb(24), std::nullopt,
-                     "nccl_busbw.yaml per_nic 200Gb HDR busbw 24 (nic)"});
+                     "nccl_busbw.yaml per_nic 200Gb HDR busbw 24 (nic)", std::nullopt});
   c.links.push_back({"ib-400g", "ib", BytesPerSecond::gigabits(400), gb(47), std::nullopt,
-                     "nccl_busbw.yaml per_nic 400Gb NDR busbw 46-48 (nic)"});
+                     "nccl_busbw.yaml per_nic 400Gb NDR busbw 46-48 (nic)", std::nullopt});
   // Latencies: ndmv4 "1 node x 8 GPUs" at 1 KiB: allreduce 16.96 us (ring: 14 steps), allgather
   // 12.53 us (7 steps), alltoall 9.34 us (direct: 1 step). A least-squares line through
   // (steps, latency) gives 8.63 us + 0.59 us per step; a step includes the route's 0.3 us

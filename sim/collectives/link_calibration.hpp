@@ -13,6 +13,12 @@
 // IS the effective per-direction link bandwidth. In-switch reduction (NVLS) moves data with
 // multimem operations whose throughput is lower again; `in_switch` is the effective bandwidth of a
 // member's link for traffic to and from the reducing switch.
+//
+// Reduction throughput: on A100, nccl-tests' AllReduce busbw (232) sits below AllGather and
+// AllToAll (254) on the same NVLink3 node, so the reducing kernels, not NVLink, bound it. A
+// preset's `reduction` becomes one extra flow-network link per accelerator (topology_network.hpp)
+// that every transfer of a reducing plan into that accelerator also crosses: such transfers share
+// it, copies do not.
 #pragma once
 
 #include <optional>
@@ -31,6 +37,10 @@ struct LinkPreset {
   BytesPerSecond effective;
   std::optional<BytesPerSecond> in_switch;  // for traffic to/from a reducing switch
   std::string source;                       // the data file entry it comes from
+  // Reduction throughput of an accelerator reached over this technology: the rate at which it
+  // takes in the data of a reducing collective (AllReduce, ReduceScatter, Reduce), when that is
+  // below `effective` (its collective kernels, not the wire, are the bound); nullopt otherwise.
+  std::optional<BytesPerSecond> reduction;
 };
 
 struct Calibration {

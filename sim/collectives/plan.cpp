@@ -46,7 +46,14 @@ void PlanBuilder::reserve(std::size_t transfers, std::size_t deps) {
   plan_.deps_.reserve(deps);
 }
 
-Plan PlanBuilder::finish() && {
+Reduction member_reduction(OpKind kind) {
+  return kind == OpKind::kAllReduce || kind == OpKind::kReduceScatter || kind == OpKind::kReduce
+             ? Reduction::kByMembers
+             : Reduction::kNone;
+}
+
+Plan PlanBuilder::finish(Reduction reduction) && {
+  plan_.reduction_ = reduction;
   // Counting sort of the dependency edges by their source gives the reverse CSR in id order,
   // so the runner releases dependents deterministically.
   const std::size_t n = plan_.transfers_.size();

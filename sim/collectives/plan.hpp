@@ -22,6 +22,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/collectives/operation.hpp"
 #include "sim/common/units.hpp"
 
 namespace stepsim::collectives {
@@ -63,8 +64,20 @@ struct Transfer {
   bool is_join() const { return src == dst; }
 };
 
+// Whether the group members combine the data they receive (AllReduce, ReduceScatter, Reduce) or
+// only copy it. NCCL runs each such operation as one kernel that reduces as it goes, so the
+// reducing GPU's throughput bounds every transfer of the plan into a member, the all-gather half of
+// a ring AllReduce included (link_calibration.hpp, "reduction throughput").
+enum class Reduction : std::uint8_t {
+  kNone,       // copies only (AllGather, AllToAll, Broadcast, Send/Recv), or the switch reduces
+  kByMembers,  // the receiving members reduce
+};
+// kByMembers for AllReduce, ReduceScatter and Reduce.
+Reduction member_reduction(OpKind kind);
+
 class Plan {
  public:
+  Reduction reduction() const { return reduction_; }
   std::size_t size() const { return transfers_.size(); }
   const Transfer& transfer(TransferId id) const { return transfers_[id.value()]; }
   const std::vector<Transfer>& transfers() const { return transfers_; }
@@ -89,6 +102,7 @@ class Plan {
   std::vector<TransferId> deps_;
   std::vector<std::uint32_t> roffsets_;
   std::vector<TransferId> rdeps_;
+  Reduction reduction_ = Reduction::kNone;
 };
 
 class PlanBuilder {
@@ -103,7 +117,7 @@ class PlanBuilder {
   std::size_t size() const { return plan_.transfers_.size(); }
   void reserve(std::size_t transfers, std::size_t deps);
   // Builds the reverse graph and hands the plan over.
-  Plan finish() &&;
+  Plan finish(Reduction reduction) &&;
 
  private:
   Plan plan_;

@@ -49,7 +49,7 @@ class RingAlgorithm final : public Algorithm {
         detail::emit_chain_fluid(builder, rings, bytes, toward_root, options, frontier);
       else
         detail::emit_chain_steps(builder, rings, bytes, toward_root, options, frontier);
-      return std::move(builder).finish();
+      return std::move(builder).finish(member_reduction(op.kind));
     }
     const auto phase = op.kind == OpKind::kAllReduce   ? detail::RingPhase::kAllReduce
                        : op.kind == OpKind::kAllGather ? detail::RingPhase::kAllGather
@@ -58,7 +58,7 @@ class RingAlgorithm final : public Algorithm {
       detail::emit_ring_fluid(builder, rings, bytes, phase, options, frontier);
     else
       detail::emit_ring_steps(builder, rings, bytes, phase, options, frontier);
-    return std::move(builder).finish();
+    return std::move(builder).finish(member_reduction(op.kind));
   }
 
  private:

@@ -1,5 +1,7 @@
 #include "sim/collectives/topology_network.hpp"
 
+#include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace stepsim::collectives {
@@ -29,6 +31,22 @@ NetworkLinks add_topology_links(engine::FlowNetwork& network, const topology::To
     links.bandwidth.push_back(bandwidth);
     const engine::LinkId id = network.add_link(bandwidth, topology.latency(link));
     if (id.value != i) throw std::logic_error("add_topology_links: link ids diverge (bug)");
+  }
+  // Reduction links, in accelerator order (deterministic ids).
+  links.reduction_link.assign(topology.num_nodes(), NetworkLinks::kNoLink);
+  for (topology::NodeId accelerator : topology.accelerators()) {
+    std::optional<double> rate;
+    for (topology::LinkIndex in : topology.in_links(accelerator)) {
+      const LinkPreset* preset =
+          links.preset[in.value()].empty()
+              ? nullptr
+              : calibration.find(topology.link_class(in).name, topology.bandwidth(in));
+      if (preset == nullptr || !preset->reduction) continue;
+      rate = std::min(rate.value_or(preset->reduction->value()), preset->reduction->value());
+    }
+    if (rate)
+      links.reduction_link[accelerator.value()] =
+          network.add_link(BytesPerSecond(*rate), Time::zero()).value;
   }
   return links;
 }

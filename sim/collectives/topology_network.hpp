@@ -1,8 +1,12 @@
 // The flow network of a topology: one engine link per topology link, with the same dense index
 // (engine LinkId i is topology LinkIndex i), the topology's latency, and the bandwidth that the
-// calibration gives its technology (link_calibration.hpp).
+// calibration gives its technology (link_calibration.hpp). After them come the reduction links:
+// one per accelerator whose incoming links' preset has a reduction throughput, with that bandwidth
+// and no latency; the runner adds it to the path of every transfer of a reducing plan into that
+// accelerator. Engine links from topology.num_links() on are these, not topology links.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "sim/collectives/link_calibration.hpp"
@@ -17,6 +21,9 @@ struct NetworkLinks {
   // in-switch effective bandwidth; 1 where the preset has no in-switch figure).
   std::vector<double> in_switch_factor;
   std::vector<std::string> preset;  // the calibration preset applied, or "" (line rate)
+  static constexpr std::uint32_t kNoLink = 0xffffffffu;
+  // Per topology node: the engine link bounding reductions at that accelerator, or kNoLink.
+  std::vector<std::uint32_t> reduction_link;
 };
 
 // Adds the topology's links to `network`, which must have none yet (std::logic_error otherwise).

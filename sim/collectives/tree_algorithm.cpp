@@ -43,7 +43,7 @@ class TreeAlgorithm final : public Algorithm {
     const std::int64_t n = group.size;
     PlanBuilder builder;
     Frontier frontier(group.size);
-    if (n < 2) return std::move(builder).finish();
+    if (n < 2) return std::move(builder).finish(member_reduction(op.kind));
     const auto p1 = btree_parents(n);
     std::vector<std::vector<std::int64_t>> parents(2, std::vector<std::int64_t>(p1.size()));
     for (std::int64_t r = 0; r < n; ++r) {
@@ -58,7 +58,7 @@ class TreeAlgorithm final : public Algorithm {
       emit_tree(builder, parents[tree], detail::share(op.size, 2, tree), options, frontier, done);
     for (std::uint32_t m = 0; m < group.size; ++m)
       frontier.set_all(builder, m, done[m]);
-    return std::move(builder).finish();
+    return std::move(builder).finish(member_reduction(op.kind));
   }
 
  private:

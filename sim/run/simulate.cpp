@@ -32,7 +32,7 @@ StepReport simulate_step(const Scenario& scenario, const SimulateOptions& option
     // Counter tracks for the busiest links, chosen by utilization over the step.
     std::vector<std::pair<double, std::uint32_t>> load;
     const auto& network = executor.network();
-    for (std::uint32_t l = 0; l < network.link_count(); ++l) {
+    for (std::uint32_t l = 0; l < scenario.topology.num_links(); ++l) {  // topology links only
       load.emplace_back(network.link_statistics(engine::LinkId{l}).bytes_carried /
                             network.bandwidth(engine::LinkId{l}).value(),
                         l);

@@ -130,7 +130,7 @@ StepReport make_step_report(const Scenario& scenario, const workloads::Workload&
   const auto& network = executor.network();
   const auto& topology = scenario.topology;
   std::vector<LinkReport> links;
-  for (std::size_t l = 0; l < network.link_count(); ++l) {
+  for (std::size_t l = 0; l < topology.num_links(); ++l) {  // reduction links come after
     const engine::LinkId id{static_cast<std::uint32_t>(l)};
     const auto stats = network.link_statistics(id);
     if (stats.bytes_carried <= 0) continue;

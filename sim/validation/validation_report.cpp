@@ -31,13 +31,14 @@ void write_calibration(std::ostream& out) {
   out << "## Calibrated parameters\n\n"
          "The same parameters serve every row; none is tuned per row. Each names its source.\n\n"
          "### Links (`sim/collectives/link_calibration.cpp`)\n\n"
-         "| preset | link class, line rate | effective | in-switch | source |\n"
-         "|---|---|---|---|---|\n";
+         "| preset | link class, line rate | effective | in-switch | reduction | source |\n"
+         "|---|---|---|---|---|---|\n";
   const collectives::Calibration cal = collectives::calibrated_presets();
   for (const auto& p : cal.links)
-    out << fmt::format("| {} | {}, {} | {} | {} | {} |\n", p.name, p.link_class,
+    out << fmt::format("| {} | {}, {} | {} | {} | {} | {} |\n", p.name, p.link_class,
                        format_bandwidth(p.line_rate), format_bandwidth(p.effective),
-                       p.in_switch ? format_bandwidth(*p.in_switch) : "-", cell(p.source));
+                       p.in_switch ? format_bandwidth(*p.in_switch) : "-",
+                       p.reduction ? format_bandwidth(*p.reduction) : "-", cell(p.source));
   out << fmt::format(
       "\nCollective software latencies: {} per algorithm step, {} per operation ({}).\n\n",
       format_time(cal.step_latency), format_time(cal.op_latency), cell(cal.latency_source));

@@ -52,6 +52,47 @@ TEST(Calibration, A100RingAllReduceBusbwIs232) {
   EXPECT_NEAR(m.busbw_gbps, 232.0, 232.0 * 0.05);
 }
 
+TEST(Calibration, A100CopiesRunAboveItsReductions) {
+  // ndmv4 "1 node x 8 GPUs" at 1 GiB: allgather 253.59 and alltoall 254.69 GB/s, above the
+  // allreduce (231.45): the copy-only operations get NVLink3's effective 254.1 GB/s, the
+  // reducing ones the A100's reduction throughput, 232 GB/s (single_node 8x A100 ring, gtc24).
+  const auto topo = testing::preset("dgx-a100");
+  EXPECT_NEAR(measure(topo, 8, "ring", OpKind::kAllGather, kGiB).busbw_gbps, 253.59, 253.59 * 0.05);
+  EXPECT_NEAR(measure(topo, 8, "direct", OpKind::kAllToAll, kGiB).busbw_gbps, 254.69,
+              254.69 * 0.05);
+  EXPECT_NEAR(measure(topo, 8, "ring", OpKind::kAllReduce, kGiB).busbw_gbps, 231.45, 231.45 * 0.05);
+  // ReduceScatter reduces too: a fluid ring moves (n-1)/n S per edge, bound by 232 GB/s, so its
+  // busbw is 232 less the latencies (~1%).
+  const auto rs = measure(topo, 8, "ring-fluid", OpKind::kReduceScatter, 4 * kGiB);
+  EXPECT_LT(rs.busbw_gbps, 232.0);
+  EXPECT_GT(rs.busbw_gbps, 232.0 * 0.98);
+}
+
+TEST(Calibration, ReductionsIntoOneA100ShareItsReductionThroughput) {
+  // A Reduce of 1 GiB onto rank 0 from ranks 1 and 2 (direct: two transfers into rank 0 at
+  // once). Rank 0's NVLink ingress (254.1 GB/s) and its reduction link (232 GB/s) both carry the
+  // two flows; the reduction link is the tighter: each gets 116 GB/s and both drain in
+  // 1 GiB / 116 GB/s = 9.256 ms. A Broadcast of the same size (copies) from rank 0 to ranks 1
+  // and 2 shares rank 0's NVLink egress instead: 1 GiB / 127.05 GB/s = 8.451 ms.
+  const auto topo = testing::preset("dgx-a100");
+  const auto reduce = measure(topo, 3, "direct", OpKind::kReduce, kGiB);
+  const double reduce_drain = static_cast<double>(kGiB) / 116e9;
+  EXPECT_GT(reduce.seconds, reduce_drain);
+  EXPECT_LT(reduce.seconds, reduce_drain + 20e-6);  // calibrated latencies: ~9 us
+  const auto broadcast = measure(topo, 3, "direct", OpKind::kBroadcast, kGiB);
+  const double broadcast_drain = static_cast<double>(kGiB) / 127.05e9;
+  EXPECT_GT(broadcast.seconds, broadcast_drain);
+  EXPECT_LT(broadcast.seconds, broadcast_drain + 20e-6);
+}
+
+TEST(Calibration, H100HasNoReductionBound) {
+  // On NVLink4 the published AllReduce ring (370) is not below the AllGather (361.4, H200), so
+  // H100 has no reduction link: the reducing ring runs at NVLink4's effective 370 GB/s.
+  const auto m =
+      measure(testing::preset("dgx-h100"), 8, "ring-fluid", OpKind::kReduceScatter, 4 * kGiB);
+  EXPECT_GT(m.busbw_gbps, 370.0 * 0.98);
+}
+
 TEST(Calibration, TwoA100NodesMatchNdmv4) {
   // ndmv4 "2 nodes x 8 GPUs" at 1 GiB (8x A100 + 8x 200G HDR per node; selene's DGX A100 nodes
   // have the same NVLink3 and HDR NICs): allreduce busbw 183.82, allgather 177.05 GB/s. The ring

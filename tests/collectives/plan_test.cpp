@@ -11,7 +11,7 @@ TEST(Plan, StoresDependenciesAndTheirReverse) {
   const auto a = builder.add({Endpoint::member(0), Endpoint::member(1), Bytes(10), Time{}, 1});
   const auto b = builder.add({Endpoint::member(1), Endpoint::member(2), Bytes(20), Time{}, 1}, {a});
   const auto c = builder.join(2, std::vector<TransferId>{a, b});
-  const Plan plan = std::move(builder).finish();
+  const Plan plan = std::move(builder).finish(Reduction::kNone);
   ASSERT_EQ(plan.size(), 3u);
   EXPECT_EQ(plan.dependencies(b).size(), 1u);
   EXPECT_EQ(plan.dependencies(c).size(), 2u);
