@@ -95,6 +95,7 @@ Topology load_topology(const config::Node& node, const BuilderRegistry& registry
     }
     const config::Node which = node.at(preset ? "preset" : "builder");
     topology = registry.build(which.as_string(), node.find("params"), which);
+    if (auto name = node.find("name")) topology.set_name(name->as_string());
   }
   if (auto efficiency = node.find("efficiency")) apply_efficiency(topology, *efficiency);
   return topology;

@@ -125,6 +125,8 @@ class Topology {
   Topology() = default;
 
   const std::string& name() const { return name_; }
+  // Renames the topology (a `name:` beside `preset:` or `builder:`); nodes keep their names.
+  void set_name(std::string name) { name_ = std::move(name); }
   std::size_t num_nodes() const { return nodes_.size(); }
   std::size_t num_links() const { return links_.size(); }
   const Graph& graph() const { return graph_; }

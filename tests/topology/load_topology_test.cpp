@@ -65,6 +65,14 @@ TEST(LoadTopology, InlineMapsAndEfficiency) {
   EXPECT_EQ(from_yaml("builder: fat-tree\nparams: {hosts: 4}\n").accelerators().size(), 4u);
 }
 
+TEST(LoadTopology, ANameBesideAPresetRenamesIt) {
+  EXPECT_EQ(from_yaml("preset: dgx-h100\n").name(), "dgx-h100");
+  const Topology t = from_yaml("preset: dgx-h100-superpod\nparams: {nodes: 2}\nname: lab-a\n");
+  EXPECT_EQ(t.name(), "lab-a");
+  EXPECT_EQ(t.accelerators().size(), 16u);  // only the name changes
+  EXPECT_EQ(from_yaml("builder: fat-tree\nname: my-tree\n").name(), "my-tree");
+}
+
 TEST(LoadTopology, FilesAreRelativeToTheFileThatNamesThem) {
   const auto dir = std::filesystem::temp_directory_path() / "stepsim_topology_load_test";
   std::filesystem::create_directories(dir);
