@@ -54,15 +54,16 @@ GroupShape group_shape(const topology::Topology& topology, const Placement& plac
   return shape;
 }
 
-std::vector<std::uint32_t> parse_ranks(std::string_view text, std::uint32_t available) {
+std::vector<std::uint32_t> parse_ranks(std::string_view text, std::uint32_t available,
+                                       std::string_view option) {
   auto number = [&](std::string_view item) {
     std::uint32_t value = 0;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || ec != std::errc() || end != item.data() + item.size())
       throw InputError(
-          fmt::format("--ranks '{}': '{}' is not a rank number (expected N, a list "
+          fmt::format("{} '{}': '{}' is not a rank number (expected N, a list "
                       "0,1,2, ranges 0-7,16-23 or 'all')",
-                      text, item));
+                      option, text, item));
     return value;
   };
   std::vector<std::uint32_t> ranks;
@@ -74,10 +75,12 @@ std::vector<std::uint32_t> parse_ranks(std::string_view text, std::uint32_t avai
   const bool is_count = text.find_first_of(",-") == std::string_view::npos;
   if (is_count) {
     const std::uint32_t n = number(text);
-    if (n == 0) throw InputError("--ranks 0: a group needs at least one rank");
+    if (n == 0)
+      throw InputError(fmt::format(
+          "{} 0: a count N means the first N ranks, so 0 means none; for rank 0 alone write 0-0",
+          option));
     if (n > available)
-      throw InputError(
-          fmt::format("--ranks {}: the topology has only {} accelerators", n, available));
+      throw InputError(fmt::format("{} {}: there are only {} accelerators", option, n, available));
     for (std::uint32_t r = 0; r < n; ++r)
       ranks.push_back(r);
     return ranks;
@@ -91,13 +94,11 @@ std::vector<std::uint32_t> parse_ranks(std::string_view text, std::uint32_t avai
     const std::uint32_t last =
         dash == std::string_view::npos ? first : number(item.substr(dash + 1));
     if (last < first)
-      throw InputError(fmt::format("--ranks '{}': range '{}' runs backwards", text, item));
+      throw InputError(fmt::format("{} '{}': range '{}' runs backwards", option, text, item));
     for (std::uint32_t r = first; r <= last; ++r) {
       if (r >= available)
-        throw InputError(
-            fmt::format("--ranks '{}': rank {} is beyond the topology's {} "
-                        "accelerators",
-                        text, r, available));
+        throw InputError(fmt::format("{} '{}': rank {} is beyond the {} accelerators", option, text,
+                                     r, available));
       ranks.push_back(r);
     }
     pos = comma + 1;

@@ -27,7 +27,8 @@ Placement place_group(const topology::Topology& topology, std::span<const std::u
 GroupShape group_shape(const topology::Topology& topology, const Placement& placement);
 
 // Parses `--ranks`: "N" (the first N accelerators), a list "0,2,4", ranges "0-7,16-23", or "all".
-// Throws InputError naming the bad item, or a rank >= `available`.
-std::vector<std::uint32_t> parse_ranks(std::string_view text, std::uint32_t available);
+// Throws InputError naming `option`, the bad item, or a rank >= `available`.
+std::vector<std::uint32_t> parse_ranks(std::string_view text, std::uint32_t available,
+                                       std::string_view option = "--ranks");
 
 }  // namespace stepsim::collectives

@@ -23,7 +23,8 @@ std::string_view category(const workloads::Op& op) {
 std::vector<int> parse_trace_ranks(const std::string& text, int world_size) {
   std::vector<int> ranks;
   if (text.empty() || text == "all") return ranks;
-  for (auto r : collectives::parse_ranks(text, static_cast<std::uint32_t>(world_size))) {
+  for (auto r :
+       collectives::parse_ranks(text, static_cast<std::uint32_t>(world_size), "--trace-ranks")) {
     ranks.push_back(static_cast<int>(r));
   }
   return ranks;

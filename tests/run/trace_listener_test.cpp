@@ -216,6 +216,16 @@ TEST(Trace, BadTraceRequestsAreInputErrors) {
   r = run_stepsim({"run", source_file(kPipeline), "--trace", output_path("trace.json").string(),
                    "--trace-ranks", "0-8"});
   EXPECT_EQ(r.code, 2) << "rank 8 does not exist in a world of 8: " << r.err;
+  EXPECT_NE(r.err.find("--trace-ranks '0-8': rank 8 is beyond the 8 accelerators"),
+            std::string::npos)
+      << r.err;
+  // "0" is a count (the first 0 ranks): the message says how to ask for rank 0 alone.
+  r = run_stepsim({"run", source_file(kPipeline), "--trace", output_path("trace.json").string(),
+                   "--trace-ranks", "0"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--trace-ranks 0: a count N means the first N ranks"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("write 0-0"), std::string::npos) << r.err;
 }
 
 }  // namespace
