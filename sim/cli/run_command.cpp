@@ -21,7 +21,7 @@ Command add_run_command(CLI::App& app) {
     std::vector<std::string> overrides;
     std::string report;
     std::string trace;
-    std::string trace_ranks = "all";
+    std::string trace_ranks = "auto";
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("run", "Simulate one training step of a scenario");
@@ -33,7 +33,8 @@ Command add_run_command(CLI::App& app) {
                   "Write a Chrome trace (open in Perfetto); .json.gz compresses it")
       ->type_name("FILE.json[.gz]");
   sub->add_option("--trace-ranks", options->trace_ranks,
-                  "Ranks in the trace: all, N (the first N), or a list like 0-7,64")
+                  "Ranks in the trace: auto (all up to 64 ranks, else whole data-parallel "
+                  "replicas up to 64 ranks), all, N (the first N), or a list like 0-7,64")
       ->type_name("RANKS");
   return {
       sub, [options](Context& ctx) {
@@ -60,6 +61,7 @@ Command add_run_command(CLI::App& app) {
         SimulateOptions simulate;
         if (!options->trace.empty()) simulate.trace = options->trace;
         simulate.trace_ranks = options->trace_ranks;
+        simulate.note = [&ctx](const std::string& note) { ctx.log.info("{}", note); };
         // A progress line on a terminal, once the run has taken more than a second.
         bool progress_shown = false;
         if (ctx.err_is_terminal) {

@@ -1,5 +1,7 @@
 #include "sim/run/simulate.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "sim/executor/executor.hpp"
@@ -22,8 +24,13 @@ StepReport simulate_step(const Scenario& scenario, const SimulateOptions& option
   std::optional<TraceListener> trace;
   if (options.trace) {
     exec.record_link_samples = true;
-    trace.emplace(*options.trace, workload, scenario.topology,
-                  parse_trace_ranks(options.trace_ranks, workload.world_size()));
+    std::vector<int> ranks = parse_trace_ranks(options.trace_ranks, workload);
+    if (!ranks.empty() && options.trace_ranks == "auto" && options.note)
+      options.note(fmt::format(
+          "the trace shows {} of the {} ranks (whole data-parallel replicas from replica 0); "
+          "--trace-ranks all shows every rank",
+          ranks.size(), workload.world_size()));
+    trace.emplace(*options.trace, workload, scenario.topology, std::move(ranks));
   }
   executor::Executor executor(workload, scenario.topology, exec, trace ? &*trace : nullptr);
   const executor::ExecutionResult result = executor.run();

@@ -15,10 +15,12 @@ struct Scenario;
 
 struct SimulateOptions {
   std::optional<std::filesystem::path> trace;  // write a Chrome trace here
-  std::string trace_ranks = "all";             // which ranks the trace shows
+  std::string trace_ranks = "auto";            // which ranks the trace shows (parse_trace_ranks)
   std::size_t trace_links = 10;                // counter tracks for this many busiest links
   // Progress (operations done, total), now and then; see executor::ExecutorOptions::progress.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // Notes for the user (which ranks an automatic trace shows), when set.
+  std::function<void(const std::string&)> note;
 };
 
 StepReport simulate_step(const Scenario& scenario, const SimulateOptions& options = {});

@@ -20,9 +20,18 @@ std::string_view category(const workloads::Op& op) {
 
 }  // namespace
 
-std::vector<int> parse_trace_ranks(const std::string& text, int world_size) {
+std::vector<int> parse_trace_ranks(const std::string& text, const workloads::Workload& workload) {
+  const int world_size = workload.world_size();
   std::vector<int> ranks;
-  if (text.empty() || text == "all") return ranks;
+  if (text == "all" || (text == "auto" && world_size <= kAutoTraceRanks)) return ranks;
+  if (text == "auto") {
+    const auto& map = workload.ranks();
+    const int per_replica = world_size / workload.spec().parallel.dp;
+    const int replicas = std::max(1, kAutoTraceRanks / per_replica);
+    for (int r = 0; r < world_size; ++r)
+      if (map.coordinate(r, workloads::OrderDim::kDp) < replicas) ranks.push_back(r);
+    return ranks;
+  }
   for (auto r :
        collectives::parse_ranks(text, static_cast<std::uint32_t>(world_size), "--trace-ranks")) {
     ranks.push_back(static_cast<int>(r));

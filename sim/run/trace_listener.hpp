@@ -37,7 +37,12 @@ class TraceListener final : public executor::OpListener {
   std::string label_;
 };
 
-// Parses --trace-ranks: "all", "N" (ranks 0..N-1), or a list of ranks and ranges "0-7,64".
-std::vector<int> parse_trace_ranks(const std::string& text, int world_size);
+// Parses --trace-ranks: "auto", "all", "N" (ranks 0..N-1), or a list of ranks and ranges "0-7,64".
+// "auto" is every rank in a world of at most kAutoTraceRanks; in a larger world, the ranks of the
+// first d data-parallel replicas (whole pipelines, with their tensor and context parallel ranks),
+// d the most that keep the count within kAutoTraceRanks, and at least one replica. The result is
+// sorted; empty means every rank.
+inline constexpr int kAutoTraceRanks = 64;
+std::vector<int> parse_trace_ranks(const std::string& text, const workloads::Workload& workload);
 
 }  // namespace stepsim

@@ -7,7 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "sim/common/config.hpp"
+#include "sim/run/trace_listener.hpp"
 #include "tests/run/run_test_support.hpp"
+#include "workloads/workload.hpp"
 
 namespace stepsim {
 namespace {
@@ -207,6 +210,36 @@ TEST(Trace, ProcessesAreNamedWithTheirAcceleratorAndCoordinates) {
   EXPECT_NE(t.trace_text.find("\"name\":\"rank 5 (node0.gpu5) tp1 pp1 dp0\""), std::string::npos);
   EXPECT_NE(t.trace_text.find("\"name\":\"rank 6 (node0.gpu6) tp0 pp1 dp1\""), std::string::npos);
   EXPECT_EQ(t.facts.processes, (std::set<int>{5, 6, 8}));
+}
+
+workloads::Workload workload_of(const std::string& parallelism) {
+  const auto doc = config::Document::parse(
+      "model: {layers: 16, hidden: 1024, heads: 16, vocab: 32000, ffn: 4096}\nparallelism: " +
+          parallelism +
+          "\ntraining: {seq_len: 1024, micro_batch: 1, global_batch: 512}\ncompute: {device: "
+          "h100}\n",
+      "test.yaml");
+  return workloads::Workload(workloads::parse_workload(doc.root()));
+}
+
+TEST(Trace, AutoRanksAreWholeReplicasInLargeWorlds) {
+  // 64 ranks or fewer: every rank (empty = all).
+  EXPECT_TRUE(parse_trace_ranks("auto", workload_of("{tp: 8, pp: 2, dp: 4}")).empty());
+  // TP 8, PP 4, DP 8 = 256 ranks; a replica (dp coordinate 0) is tp x pp = 32 ranks, so two
+  // replicas fit in 64: the ranks with dp 0 or 1. Megatron order (tp, cp, ep, dp, pp innermost
+  // first): rank = tp + 8 dp + 64 pp, so ranks 0-15, 64-79, 128-143, 192-207.
+  const auto w = workload_of("{tp: 8, pp: 4, dp: 8}");
+  const std::vector<int> ranks = parse_trace_ranks("auto", w);
+  std::vector<int> expected;
+  for (int pp = 0; pp < 4; ++pp)
+    for (int r = 0; r < 16; ++r)
+      expected.push_back(64 * pp + r);
+  EXPECT_EQ(ranks, expected);
+  // A replica larger than 64 ranks is still traced whole: TP 8, PP 16, DP 2 -> 128 ranks of 256.
+  EXPECT_EQ(parse_trace_ranks("auto", workload_of("{tp: 8, pp: 16, dp: 2}")).size(), 128u);
+  // Pure data parallelism: 64 replicas of one rank each.
+  EXPECT_EQ(parse_trace_ranks("auto", workload_of("{dp: 512}")).size(), 64u);
+  EXPECT_TRUE(parse_trace_ranks("all", w).empty());
 }
 
 TEST(Trace, BadTraceRequestsAreInputErrors) {
