@@ -1,4 +1,6 @@
-// `stepsim check SCENARIO`: validates a scenario completely and prints what it resolved to.
+// `stepsim check SCENARIO`: validates a scenario completely and prints what it resolved to: the
+// topology, the model with its parameter count, the layout and batch, and the memory per rank of
+// every pipeline stage against the accelerator's capacity. No simulation runs.
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -6,7 +8,10 @@
 #include <ostream>
 
 #include "sim/cli/command.hpp"
+#include "sim/run/step_report.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "workloads/memory_model.hpp"
+#include "workloads/model.hpp"
 
 namespace stepsim::cli {
 
@@ -24,6 +29,21 @@ Command add_check_command(CLI::App& app) {
             ctx.out << fmt::format("{}: valid scenario '{}'", options->file, scenario.name);
             ctx.out << fmt::format(" ({} file{} read)\n", scenario.document.files().size(),
                                    scenario.document.files().size() == 1 ? "" : "s");
+            const auto& spec = scenario.workload;
+            const auto params = workloads::count_parameters(spec.model);
+            ctx.out << fmt::format("  topology  {} ({} accelerators)\n", scenario.topology_spec,
+                                   scenario.topology.accelerators().size());
+            ctx.out << fmt::format(
+                "  model     {}, {:.1f}B parameters ({:.1f}B active per token)\n", spec.model.name,
+                params.total * 1e-9, params.active * 1e-9);
+            ctx.out << fmt::format("  layout    {}, {} ranks\n", layout_text(spec),
+                                   spec.parallel.world_size());
+            ctx.out << fmt::format(
+                "  batch     {} sequences of {} tokens per step; {} micro-batches of {} per "
+                "data-parallel replica\n\n",
+                spec.training.global_batch, spec.training.seq_len, spec.micro_batches(),
+                spec.training.micro_batch);
+            print_memory(ctx.out, workloads::estimate_memory(spec));
             return 0;
           }};
 }

@@ -22,18 +22,6 @@ std::string percent(Time part, Time whole) {
                                     static_cast<double>(whole.picoseconds()));
 }
 
-std::string layout_text(const workloads::WorkloadSpec& spec) {
-  const auto& p = spec.parallel;
-  std::string text = fmt::format("tp{} pp{} dp{}", p.tp, p.pp, p.dp);
-  if (p.cp > 1) text += fmt::format(" cp{}", p.cp);
-  if (p.ep > 1) text += fmt::format(" ep{}", p.ep);
-  if (p.sequence_parallel()) text += " sp";
-  text += fmt::format(" ({}", workloads::to_string(p.schedule));
-  if (p.vpp > 1) text += fmt::format(", vpp {}", p.vpp);
-  text += fmt::format(", zero {})", p.zero);
-  return text;
-}
-
 std::string bytes_text(double bytes) {
   return format_bytes(Bytes(static_cast<std::int64_t>(std::llround(bytes))));
 }
@@ -47,6 +35,18 @@ std::string dimension_name(std::size_t dim) {
 }
 
 }  // namespace
+
+std::string layout_text(const workloads::WorkloadSpec& spec) {
+  const auto& p = spec.parallel;
+  std::string text = fmt::format("tp{} pp{} dp{}", p.tp, p.pp, p.dp);
+  if (p.cp > 1) text += fmt::format(" cp{}", p.cp);
+  if (p.ep > 1) text += fmt::format(" ep{}", p.ep);
+  if (p.sequence_parallel()) text += " sp";
+  text += fmt::format(" ({}", workloads::to_string(p.schedule));
+  if (p.vpp > 1) text += fmt::format(", vpp {}", p.vpp);
+  text += fmt::format(", zero {})", p.zero);
+  return text;
+}
 
 std::vector<int> representative_ranks(const workloads::Workload& workload) {
   const int stages = workload.spec().parallel.pp;
@@ -158,6 +158,21 @@ StepReport make_step_report(const Scenario& scenario, const workloads::Workload&
   return r;
 }
 
+void print_memory(std::ostream& out, const std::vector<workloads::MemoryEstimate>& memory) {
+  out << fmt::format("{:<22}{:>12}{:>12}{:>12}{:>13}{:>12}{:>12}\n", "Memory per rank",
+                     "parameters", "gradients", "optimizer", "activations", "total", "capacity");
+  for (const auto& m : memory) {
+    out << fmt::format("  stage {:<14}{:>12}{:>12}{:>12}{:>13}{:>12}{:>12}{}\n", m.stage,
+                       format_bytes(m.parameters), format_bytes(m.gradients),
+                       format_bytes(m.optimizer_states), format_bytes(m.activations),
+                       format_bytes(m.total), format_bytes(m.capacity),
+                       m.exceeds_capacity ? "  EXCEEDS" : "");
+  }
+  for (const auto& m : memory) {
+    if (!m.warning.empty()) out << "  warning: " << m.warning << '\n';
+  }
+}
+
 void print_summary(std::ostream& out, const StepReport& r) {
   out << fmt::format("stepsim {} - scenario '{}'\n", kVersion, r.scenario);
   out << fmt::format("  topology  {} ({} accelerators)\n", r.topology, r.world_size);
@@ -216,18 +231,8 @@ void print_summary(std::ostream& out, const StepReport& r) {
   }
 
   if (!r.memory.empty()) {
-    out << fmt::format("\n{:<22}{:>12}{:>12}{:>12}{:>13}{:>12}{:>12}\n", "Memory per rank",
-                       "parameters", "gradients", "optimizer", "activations", "total", "capacity");
-    for (const auto& m : r.memory) {
-      out << fmt::format("  stage {:<14}{:>12}{:>12}{:>12}{:>13}{:>12}{:>12}{}\n", m.stage,
-                         format_bytes(m.parameters), format_bytes(m.gradients),
-                         format_bytes(m.optimizer_states), format_bytes(m.activations),
-                         format_bytes(m.total), format_bytes(m.capacity),
-                         m.exceeds_capacity ? "  EXCEEDS" : "");
-    }
-    for (const auto& m : r.memory) {
-      if (!m.warning.empty()) out << "  warning: " << m.warning << '\n';
-    }
+    out << "\n";
+    print_memory(out, r.memory);
   }
   out << fmt::format("\nSimulated {} operations, {} transfers, {} events\n", r.operations, r.flows,
                      r.events);

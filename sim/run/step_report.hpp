@@ -73,6 +73,10 @@ StepReport make_step_report(const Scenario& scenario, const workloads::Workload&
                             const executor::ExecutionResult& result);
 
 void print_summary(std::ostream& out, const StepReport& report);
+// The "Memory per rank" table of the summary (one row per pipeline stage, EXCEEDS past capacity).
+void print_memory(std::ostream& out, const std::vector<workloads::MemoryEstimate>& memory);
+// "tp8 pp8 dp16 sp (1f1b, zero 1)": the layout as the summary prints it.
+std::string layout_text(const workloads::WorkloadSpec& spec);
 nlohmann::ordered_json to_json(const StepReport& report);
 
 // The configuration tree as JSON (scalars stay strings, as written).
