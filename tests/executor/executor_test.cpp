@@ -178,6 +178,35 @@ TEST(Executor, InterleavedTransfersCrossEveryVirtualStageBoundaryOnTheCriticalPa
   EXPECT_GT(r.exposed[pp], Time::zero());
 }
 
+TEST(Executor, InterleavedSteadyStateHidesTransfersShorterThanAChunk) {
+  // Interleaved 1F1B, p = 4, v = 2, m = 2p and 4p. In the steady state neighbouring stages'
+  // warm-ups differ by two virtual micro-batches, which leaves one forward-backward pair of slack
+  // for each transfer (Megatron overlaps them: overlap_p2p_comm). Transfers of t < f then cost
+  // only the fill and drain: the 2 (pv - 1) t of micro-batch 0 through every virtual stage and
+  // back, whatever m.
+  const int p = 4, v = 2;
+  const Time t = Time::from_seconds(1024.0 * 1024 * 2 / 50e9);
+  for (const int m : {2 * p, 4 * p}) {
+    Time off_compute[2];
+    for (int i = 0; i < 2; ++i) {
+      const auto run = simulate(
+          scenario_text(
+              p, i == 0 ? "1000TB/s" : "50GB/s",
+              kEqualChunks +
+                  fmt::format("parallelism: {{pp: {}, vpp: {}, schedule: interleaved}}\n"
+                              "training: {{seq_len: 1024, micro_batch: 1, global_batch: {}}}\n",
+                              p, v, m)),
+          ideal_options({0}));
+      const RankBreakdown& r = run->result.breakdowns.at(0);
+      off_compute[i] = r.total() - r.compute;
+    }
+    const Time expected = t * (2 * (p * v - 1));
+    EXPECT_NEAR(ratio(off_compute[1] - off_compute[0], expected), 1.0, 1e-3)
+        << "m " << m << ": transfers added " << format_time(off_compute[1] - off_compute[0])
+        << ", expected " << format_time(expected);
+  }
+}
+
 TEST(Executor, GradientReductionHidesBehindBackwardWhenShorter) {
   // dp = 2 on one switch. Gradients (bf16) of all parameters are all-reduced in 25 MB buckets as
   // the backward pass produces them. With fast links the reduction hides behind the backward
