@@ -134,6 +134,79 @@ TEST(Executor, InterleavingDividesTheBubbleByV) {
       << "bubble " << format_time(b.bubble) << ", expected " << format_time(expected);
 }
 
+// Every norm, the embedding, the output layer and the loss made free: every model chunk of every
+// stage does the same work, f forward and b backward.
+const std::string kEqualChunks =
+    "model: {layers: 8, hidden: 1024, heads: 8, ffn: 4096, vocab: 64, gated_mlp: false}\n"
+    "compute: {device: h100, launch_overhead: 0us, kernel_times: " STEPSIM_SOURCE_DIR
+    "/tests/inputs/good/equal_chunks_kernels.yaml}\n";
+
+TEST(Executor, InterleavedTransfersCrossEveryVirtualStageBoundaryOnTheCriticalPath) {
+  // Interleaved 1F1B, p = 2 stages, v = 2 chunks, m = p = 2 micro-batches: Megatron runs every
+  // forward, then every backward. Each activation or gradient crosses a stage boundary in time
+  // t = bytes / bandwidth (2 MiB at 50 GB/s, about a third of f). Stage 0 runs chunk 0 of both
+  // micro-batches, then waits for micro-batch 0 to come back from stage 1's chunk 0 (the
+  // wrap-around from the last stage to the first); chunk by chunk, stage s starts virtual
+  // micro-batch k = c p + j at s (f + t) + c p (f + t) + j f. Stage 1 ends the forwards at
+  // T_F = (pv - 1)(f + t) + p f and the backwards mirror them, so stage 0 ends at
+  // (pv - 1)(f + b + 2t) + p (f + b): besides its p v (f + b) of compute, the bubble
+  // (p - 1)(f + b) = (p - 1)/v of a micro-batch's time through the stage, plus 2 (pv - 1) t, the
+  // transfers of micro-batch 0 through all pv virtual stages and back, which no overlap can hide.
+  const int p = 2, v = 2, m = 2;
+  const auto run = simulate(
+      scenario_text(
+          p, "50GB/s",
+          kEqualChunks +
+              fmt::format("parallelism: {{pp: {}, vpp: {}, schedule: interleaved}}\n"
+                          "training: {{seq_len: 1024, micro_batch: 1, global_batch: {}}}\n",
+                          p, v, m)),
+      ideal_options({0}));
+  const auto [tf, tb] = stage_times(run->workload, 0);  // both chunks of stage 0
+  const auto [tf1, tb1] = stage_times(run->workload, 1);
+  ASSERT_EQ(tf, tf1);
+  ASSERT_EQ(tb, tb1);
+  const Time f = Time::ps(tf.picoseconds() / v);
+  const Time b = Time::ps(tb.picoseconds() / v);
+  const Time t = Time::from_seconds(1024.0 * 1024 * 2 / 50e9);
+  ASSERT_LT(t, f);
+  const Time expected = (f + b) * (p - 1) + t * (2 * (p * v - 1));
+  const RankBreakdown& r = run->result.breakdowns.at(0);
+  const Time not_computing = r.total() - r.compute;
+  EXPECT_NEAR(ratio(not_computing, expected), 1.0, 1e-3)
+      << "not computing " << format_time(not_computing) << ", expected " << format_time(expected);
+  const auto pp = static_cast<std::size_t>(workloads::ParallelDim::kPp);
+  EXPECT_GT(r.exposed[pp], Time::zero());
+}
+
+TEST(Executor, InterleavedSteadyStateHidesTransfersShorterThanAChunk) {
+  // Interleaved 1F1B, p = 4, v = 2, m = 2p and 4p. In the steady state neighbouring stages'
+  // warm-ups differ by two virtual micro-batches, which leaves one forward-backward pair of slack
+  // for each transfer (Megatron overlaps them: overlap_p2p_comm). Transfers of t < f then cost
+  // only the fill and drain: the 2 (pv - 1) t of micro-batch 0 through every virtual stage and
+  // back, whatever m.
+  const int p = 4, v = 2;
+  const Time t = Time::from_seconds(1024.0 * 1024 * 2 / 50e9);
+  for (const int m : {2 * p, 4 * p}) {
+    Time off_compute[2];
+    for (int i = 0; i < 2; ++i) {
+      const auto run = simulate(
+          scenario_text(
+              p, i == 0 ? "1000TB/s" : "50GB/s",
+              kEqualChunks +
+                  fmt::format("parallelism: {{pp: {}, vpp: {}, schedule: interleaved}}\n"
+                              "training: {{seq_len: 1024, micro_batch: 1, global_batch: {}}}\n",
+                              p, v, m)),
+          ideal_options({0}));
+      const RankBreakdown& r = run->result.breakdowns.at(0);
+      off_compute[i] = r.total() - r.compute;
+    }
+    const Time expected = t * (2 * (p * v - 1));
+    EXPECT_NEAR(ratio(off_compute[1] - off_compute[0], expected), 1.0, 1e-3)
+        << "m " << m << ": transfers added " << format_time(off_compute[1] - off_compute[0])
+        << ", expected " << format_time(expected);
+  }
+}
+
 TEST(Executor, GradientReductionHidesBehindBackwardWhenShorter) {
   // dp = 2 on one switch. Gradients (bf16) of all parameters are all-reduced in 25 MB buckets as
   // the backward pass produces them. With fast links the reduction hides behind the backward
