@@ -12,7 +12,8 @@
 //        instead of n-1); for AllGather/ReduceScatter only on powers of two;
 //     c. hierarchical when the group spans several equal domains of >= 2 members and n > 64
 //        (a flat ring pays 2(n-1) step latencies);
-//     d. ring, step by step up to 64 ranks and below 4 MiB per rank, fluid otherwise (its plan
+//     d. ring, step by step up to 64 ranks and below 4 MiB per rank (1 MiB when every edge of
+//        the ring is alike: one domain, or one member per domain), fluid otherwise (its plan
 //        grows as n^2 chunks; on large messages the two forms agree within 1%).
 #include <bit>
 #include <map>
@@ -27,7 +28,12 @@ constexpr std::uint32_t kStepByStepRanks = 64;
 // From this much data per rank on, the fluid ring stands in for the step-by-step one: the two
 // agree within 1% on large messages (tests/collectives/ring_forms_test.cpp), and the fluid plan
 // has n transfers instead of about 2(n-1) x n x chunks, which decides the speed of a whole step.
+// A ring whose edges are alike (all inside one domain, or all across domains: one member per
+// domain, as a data-parallel ring over nodes) agrees with the step form within 1% from 1 MiB per
+// rank on; a ring that mixes NVLink and network edges needs more, because the fluid form charges
+// every edge the slowest edge's latency at each of its 2(n-1) steps (ring_forms_test.cpp).
 constexpr std::int64_t kFluidBytesPerRank = std::int64_t{4} << 20;
+constexpr std::int64_t kFluidBytesPerRankUniformEdges = std::int64_t{1} << 20;
 constexpr std::int64_t kInSwitchMinBytes = std::int64_t{1} << 20;
 constexpr std::int64_t kLatencyBoundBytesPerRank = std::int64_t{64} << 10;
 
@@ -79,7 +85,10 @@ class AutoAlgorithm final : public Algorithm {
       return get("halving-doubling");
     const auto per_domain = group.uniform_domain_size();
     if (domains >= 2 && per_domain && *per_domain >= 2 && large_ring) return get("hierarchical");
-    const bool large_message = op.size.count() / n >= kFluidBytesPerRank;
+    const bool uniform_edges = domains <= 1 || (per_domain && *per_domain == 1);
+    const bool large_message =
+        op.size.count() / n >=
+        (uniform_edges ? kFluidBytesPerRankUniformEdges : kFluidBytesPerRank);
     return get(large_ring || large_message ? "ring-fluid" : "ring");
   }
 

@@ -16,6 +16,10 @@ constexpr double kRateChangeTolerance = 1e-12;
 // Classes whose rate is below the smallest departed rate by more than this (relative) keep their
 // rates without a re-solve (FlowNetwork::solve()).
 constexpr double kFixedRateMargin = 1e-9;
+// A link counts as saturated (the search crosses it; a boundary link that reaches it joins the
+// search) from this relative margin below its capacity. Crossing a link that is not saturated is
+// never wrong, only slower, so the margin is generous.
+constexpr double kSaturatedMargin = 1e-7;
 // Drain ends are capped here (about 46 days), far beyond any step, to stay clear of overflow.
 constexpr double kMaxDrainPs = 4e18;
 
@@ -456,68 +460,112 @@ void FlowNetwork::solve() {
   local_fixed_load_.clear();
   local_fixed_count_.clear();
 
-  auto visit_link = [&](std::uint32_t l) {
+  // The component to re-solve. Max-min rates couple flows only through saturated links: a flow's
+  // rate is set by a saturated link where it has the largest rate (its bottleneck). So the search
+  // goes from the changed classes' links through the saturated links only (as of the last solve):
+  // link -> its active classes -> their links. A link the search reaches but does not cross (it
+  // had spare capacity) joins the problem as a boundary link, with the capacity that the classes
+  // outside the component leave on it. After the solve, a boundary link that the new rates fill
+  // joins the search (its classes may now be bottlenecked by component classes) and the solve is
+  // repeated; when none fills, every class outside keeps its rate exactly (its bottleneck link
+  // holds no component class, and no link it crosses went over capacity) and the component's
+  // rates are max-min fair given them. A fixed class (below `fixed_below`) passes no change on.
+  auto visit_link = [&](std::uint32_t l, bool cross) {
     if (link_mark_[l] != stamp_) {
       link_mark_[l] = stamp_;
+      link_local_[l] = static_cast<std::uint32_t>(comp_links_.size());
       comp_links_.push_back(l);
-      local_fixed_load_.push_back(0.0);
-      local_fixed_count_.push_back(0);
+      comp_crossed_.push_back(cross ? 1 : 0);
+      if (cross) scan_queue_.push_back(l);
     }
   };
+  auto saturated = [&](std::uint32_t l) {
+    return link_load_[l] >= link_capacity_[l] * (1.0 - kSaturatedMargin);
+  };
+  comp_crossed_.clear();
+  scan_queue_.clear();
   if (options_.full_resolve) {
     for (std::uint32_t l = 0; l < link_capacity_.size(); ++l)
-      visit_link(l);
+      visit_link(l, true);
   } else {
     for (const std::uint32_t d : dirty_) {
       for (const std::uint32_t l : classes_[d].links)
-        visit_link(l);
+        visit_link(l, true);
     }
   }
-  // Breadth-first over links -> active classes -> links: the connected component of the changes,
-  // through the classes that are re-solved only (a fixed class passes no change on).
-  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
-    for (const std::uint32_t cls : link_classes_[comp_links_[i]]) {
-      FlowClass& c = classes_[cls];
-      if (c.rate > 0.0 && c.rate < fixed_below) {
-        local_fixed_load_[i] += static_cast<double>(c.flows) * c.rate;
-        local_fixed_count_[i] += c.flows;
-        continue;
+  bool released = false;
+  for (;;) {
+    for (std::size_t q = 0; q < scan_queue_.size(); ++q) {
+      for (const std::uint32_t cls : link_classes_[scan_queue_[q]]) {
+        FlowClass& c = classes_[cls];
+        if ((c.rate > 0.0 && c.rate < fixed_below) || c.mark == stamp_) continue;
+        c.mark = stamp_;
+        comp_classes_.push_back(cls);
+        for (const std::uint32_t l : c.links)
+          visit_link(l, saturated(l));
       }
-      if (c.mark == stamp_) continue;
-      c.mark = stamp_;
-      comp_classes_.push_back(cls);
-      for (const std::uint32_t l : c.links)
-        visit_link(l);
     }
-  }
-  for (const std::uint32_t d : dirty_) {
-    classes_[d].dirty = false;
-    if (classes_[d].flows == 0 && classes_[d].in_use) release_class(d);
-  }
-  dirty_.clear();
+    scan_queue_.clear();
+    if (!released) {
+      released = true;
+      for (const std::uint32_t d : dirty_) {
+        classes_[d].dirty = false;
+        if (classes_[d].flows == 0 && classes_[d].in_use) release_class(d);
+      }
+      dirty_.clear();
+    }
 
-  // The component as a problem with local indices.
+    // The component as a problem with local indices; each link's capacity less the load of the
+    // classes outside the component (fixed ones on crossed links; any on boundary links).
+    const std::size_t nl = comp_links_.size();
+    const std::size_t nc = comp_classes_.size();
+    local_fixed_load_.assign(nl, 0.0);
+    local_fixed_count_.assign(nl, 0);
+    local_capacity_.resize(nl);
+    for (std::size_t j = 0; j < nl; ++j) {
+      for (const std::uint32_t cls : link_classes_[comp_links_[j]]) {
+        const FlowClass& c = classes_[cls];
+        if (c.mark == stamp_) continue;
+        local_fixed_load_[j] += static_cast<double>(c.flows) * c.rate;
+        local_fixed_count_[j] += c.flows;
+      }
+      local_capacity_[j] = std::max(link_capacity_[comp_links_[j]] - local_fixed_load_[j], 0.0);
+    }
+    local_flows_.resize(nc);
+    local_offsets_.resize(nc + 1);
+    local_path_.clear();
+    local_offsets_[0] = 0;
+    for (std::size_t i = 0; i < nc; ++i) {
+      const FlowClass& c = classes_[comp_classes_[i]];
+      local_flows_[i] = c.flows;
+      for (const std::uint32_t l : c.links)
+        local_path_.push_back(link_local_[l]);
+      local_offsets_[i + 1] = static_cast<std::uint32_t>(local_path_.size());
+    }
+    local_rate_.resize(nc);
+    classes_solved_ += nc;
+    solver_.solve(local_capacity_, local_flows_, local_offsets_, local_path_, local_rate_);
+
+    // Boundary links the new rates fill join the search.
+    local_load_.assign(local_fixed_load_.begin(), local_fixed_load_.end());
+    for (std::size_t i = 0; i < nc; ++i) {
+      const double class_load = static_cast<double>(local_flows_[i]) * local_rate_[i];
+      for (std::uint32_t k = local_offsets_[i]; k < local_offsets_[i + 1]; ++k)
+        local_load_[local_path_[k]] += class_load;
+    }
+    for (std::size_t j = 0; j < nl; ++j) {
+      if (comp_crossed_[j] != 0) continue;
+      const std::uint32_t l = comp_links_[j];
+      if (local_load_[j] >= link_capacity_[l] * (1.0 - kSaturatedMargin)) {
+        comp_crossed_[j] = 1;
+        scan_queue_.push_back(l);
+      }
+    }
+    if (scan_queue_.empty()) break;
+    ++boundary_expansions_;
+  }
   const std::size_t nl = comp_links_.size();
   const std::size_t nc = comp_classes_.size();
-  classes_solved_ += nc;
-  local_capacity_.resize(nl);
-  for (std::size_t j = 0; j < nl; ++j) {
-    link_local_[comp_links_[j]] = static_cast<std::uint32_t>(j);
-    local_capacity_[j] = std::max(link_capacity_[comp_links_[j]] - local_fixed_load_[j], 0.0);
-  }
-  local_flows_.resize(nc);
-  local_offsets_.resize(nc + 1);
-  local_path_.clear();
-  local_offsets_[0] = 0;
-  for (std::size_t i = 0; i < nc; ++i) {
-    const FlowClass& c = classes_[comp_classes_[i]];
-    local_flows_[i] = c.flows;
-    for (const std::uint32_t l : c.links)
-      local_path_.push_back(link_local_[l]);
-    local_offsets_[i + 1] = static_cast<std::uint32_t>(local_path_.size());
-  }
-  local_rate_.resize(nc);
-  solver_.solve(local_capacity_, local_flows_, local_offsets_, local_path_, local_rate_);
 
   // Apply the rates; classes whose rate did not really change keep their drain ends.
   local_load_.assign(local_fixed_load_.begin(), local_fixed_load_.end());

@@ -128,6 +128,8 @@ class FlowNetwork : private Simulator::InstantEndListener {
   // Number of class rates the solves changed, and the classes they covered (work measures).
   std::uint64_t rate_updates() const { return rate_updates_; }
   std::uint64_t classes_solved() const { return classes_solved_; }
+  // Solves repeated because a link with spare capacity filled up and joined the component.
+  std::uint64_t boundary_expansions() const { return boundary_expansions_; }
 
   // Checks the invariants and throws std::logic_error naming the first broken one: no link above
   // its bandwidth (relative 1e-9), link loads equal the sum of their flows' rates, rates finite and
@@ -267,6 +269,9 @@ class FlowNetwork : private Simulator::InstantEndListener {
   std::vector<std::uint32_t> local_count_;
   std::vector<double> local_fixed_load_;  // per component link: load of the classes kept fixed
   std::vector<std::uint32_t> local_fixed_count_;
+  std::vector<char> comp_crossed_;  // per component link: crossed by the search (else boundary)
+  std::vector<std::uint32_t> scan_queue_;  // links whose classes the search still has to visit
+  std::uint64_t boundary_expansions_ = 0;
 };
 
 }  // namespace stepsim::engine

@@ -177,12 +177,17 @@ TEST(Algorithms, AutoFollowsItsDocumentedRules) {
   };
   EXPECT_EQ(pick(OpKind::kAllToAll, kMiB, GroupShape::single_domain(8)), "direct");
   EXPECT_EQ(pick(OpKind::kAllReduce, 256 * kMiB, GroupShape::single_domain(8, true)), "in-switch");
-  EXPECT_EQ(pick(OpKind::kAllReduce, 16 * kMiB, GroupShape::single_domain(8)), "ring");
-  // 4 MiB per rank or more: the fluid ring (agrees with the step form within 1%, far fewer flows).
-  EXPECT_EQ(pick(OpKind::kAllReduce, 256 * kMiB, GroupShape::single_domain(8)), "ring-fluid");
+  EXPECT_EQ(pick(OpKind::kAllReduce, 4 * kMiB, GroupShape::single_domain(8)), "ring");
+  // From 1 MiB per rank when the ring's edges are alike (one domain, or one member per domain),
+  // 4 MiB when it mixes NVLink and network edges: the fluid ring (agrees with the step form within
+  // 1% there, far fewer flows).
+  EXPECT_EQ(pick(OpKind::kAllReduce, 8 * kMiB, GroupShape::single_domain(8)), "ring-fluid");
+  EXPECT_EQ(pick(OpKind::kReduceScatter, 48 * kMiB, GroupShape::uniform(48, 1)), "ring-fluid");
+  EXPECT_EQ(pick(OpKind::kAllReduce, 16 * kMiB, GroupShape::uniform(2, 8)), "ring");
+  EXPECT_EQ(pick(OpKind::kAllReduce, 64 * kMiB, GroupShape::uniform(2, 8)), "ring-fluid");
   // AllGather / ReduceScatter keep the ring on NVLS hardware: the published 8xH200 busbw (361.4,
   // 362.9 GB/s) is the ring's (shared/data/nccl_busbw.yaml, h200_nvls).
-  EXPECT_EQ(pick(OpKind::kAllGather, 16 * kMiB, GroupShape::single_domain(8, true)), "ring");
+  EXPECT_EQ(pick(OpKind::kAllGather, 4 * kMiB, GroupShape::single_domain(8, true)), "ring");
   EXPECT_EQ(pick(OpKind::kReduceScatter, 256 * kMiB, GroupShape::single_domain(8, true)),
             "ring-fluid");
   EXPECT_EQ(pick(OpKind::kAllReduce, 4096, GroupShape::single_domain(8, true)), "halving-doubling");

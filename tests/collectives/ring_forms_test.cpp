@@ -8,13 +8,10 @@
 namespace stepsim::collectives {
 namespace {
 
-double run(const topology::Topology& topo, std::uint32_t ranks, std::string_view algo,
-           std::int64_t bytes, std::uint32_t channels = 0) {
+double run_on(const topology::Topology& topo, const std::vector<std::uint32_t>& members,
+              std::string_view algo, std::int64_t bytes, std::uint32_t channels = 0) {
   const Calibration calibration = calibrated_presets();
   CollectiveSession session(topo, calibration);
-  std::vector<std::uint32_t> members(ranks);
-  for (std::uint32_t r = 0; r < ranks; ++r)
-    members[r] = r;
   Operation op;
   op.kind = OpKind::kAllReduce;
   op.size = Bytes(bytes);
@@ -22,6 +19,14 @@ double run(const topology::Topology& topo, std::uint32_t ranks, std::string_view
   options.channels = channels;
   const auto registry = builtin_algorithms();
   return session.run(*registry.create(algo), op, place_group(topo, members), options).seconds();
+}
+
+double run(const topology::Topology& topo, std::uint32_t ranks, std::string_view algo,
+           std::int64_t bytes, std::uint32_t channels = 0) {
+  std::vector<std::uint32_t> members(ranks);
+  for (std::uint32_t r = 0; r < ranks; ++r)
+    members[r] = r;
+  return run_on(topo, members, algo, bytes, channels);
 }
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
@@ -38,6 +43,20 @@ TEST(RingForms, StepByStepAndFluidAgreeOnLargeMessages) {
   const double fluid = run(two, 16, "ring-fluid", kGiB, 1);
   EXPECT_NEAR(steps, fluid, fluid * 0.01);
   EXPECT_NEAR(fluid, 2.0 * 15 / 16 * kGiB / 24e9, fluid * 0.01);
+}
+
+TEST(RingForms, AgreeFromOneMiBPerRankWhenEveryEdgeCrossesTheNetwork) {
+  // A data-parallel ring: GPU 0 of each of 16 DGX H100 nodes, every edge through the NICs (one
+  // route latency for all). At 16 MiB (1 MiB per rank, one chunk per step) the step form has no
+  // pipelining inside a step, yet it matches the fluid form: auto switches to the fluid form there
+  // for such rings (auto_algorithm.cpp).
+  const auto topo = testing::preset("dgx-h100-superpod", "{nodes: 16}");
+  std::vector<std::uint32_t> gpu0(16);
+  for (std::uint32_t i = 0; i < 16; ++i)
+    gpu0[i] = 8 * i;
+  const double steps = run_on(topo, gpu0, "ring", 16 << 20);
+  const double fluid = run_on(topo, gpu0, "ring-fluid", 16 << 20);
+  EXPECT_NEAR(steps, fluid, fluid * 0.01);
 }
 
 TEST(RingForms, WithEightChannelsTheStepFormPaysForContention) {
