@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace stepsim::engine {
 namespace {
@@ -61,7 +62,11 @@ bool min_heap_after(const std::pair<double, std::uint32_t>& a,
 }  // namespace
 
 FlowNetwork::FlowNetwork(Simulator& simulator, FlowNetworkOptions options)
-    : sim_(simulator), options_(options), window_start_ps_(simulator.now().picoseconds()) {}
+    : sim_(simulator),
+      options_(std::move(options)),
+      window_start_ps_(simulator.now().picoseconds()) {
+  std::sort(options_.sampled_links.begin(), options_.sampled_links.end());
+}
 
 FlowNetwork::~FlowNetwork() {
   sim_.cancel(drain_event_);
@@ -90,6 +95,13 @@ LinkId FlowNetwork::add_link(BytesPerSecond bandwidth, Time latency) {
   link_settled_ps_.push_back(now_ps);
   link_peak_flows_.push_back(0);
   link_samples_.emplace_back();
+  link_sampled_.push_back(
+      options_.record_utilization_samples &&
+              (options_.sampled_links.empty() ||
+               std::binary_search(options_.sampled_links.begin(), options_.sampled_links.end(),
+                                  static_cast<std::uint32_t>(link_sampled_.size())))
+          ? 1
+          : 0);
   link_mark_.push_back(0);
   link_local_.push_back(0);
   return LinkId{id};
@@ -593,7 +605,7 @@ void FlowNetwork::solve() {
     link_load_[l] = local_load_[j];
     link_flows_[l] = local_count_[j];
     link_peak_flows_[l] = std::max(link_peak_flows_[l], local_count_[j]);
-    if (options_.record_utilization_samples &&
+    if (link_sampled_[l] != 0 &&
         std::fabs(local_load_[j] - old_load) > kRateChangeTolerance * link_capacity_[l]) {
       std::vector<UtilizationSample>& samples = link_samples_[l];
       const UtilizationSample sample{Time::ps(now_ps), local_load_[j] / link_capacity_[l]};

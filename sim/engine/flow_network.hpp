@@ -73,6 +73,9 @@ struct FlowNetworkOptions {
   bool full_resolve = false;
   // Record (time, utilization) on every change of a link's load.
   bool record_utilization_samples = false;
+  // With record_utilization_samples: only for these links (ids as add_link returns them); empty:
+  // every link. Samples of every link of a large network take gigabytes.
+  std::vector<std::uint32_t> sampled_links = {};
 };
 
 // Per-link statistics over the statistics window (from the network's creation or the last
@@ -269,6 +272,7 @@ class FlowNetwork : private Simulator::InstantEndListener {
   std::vector<std::uint32_t> local_count_;
   std::vector<double> local_fixed_load_;  // per component link: load of the classes kept fixed
   std::vector<std::uint32_t> local_fixed_count_;
+  std::vector<char> link_sampled_;  // per link: record its utilization samples
   std::vector<char> comp_crossed_;  // per component link: crossed by the search (else boundary)
   std::vector<std::uint32_t> scan_queue_;  // links whose classes the search still has to visit
   std::uint64_t boundary_expansions_ = 0;

@@ -202,7 +202,8 @@ TEST_F(FlowNetworkTest, MultiPathFlowIsSplitByWeight) {
 TEST_F(FlowNetworkTest, LinkStatistics) {
   // Two 1 MB flows on a 1 GB/s link: busy from 0 to 2 ms, carrying 2 MB. Seen over a 4 ms
   // window: utilization 2e6 / (1e9 * 4e-3) = 0.5; at most 2 flows at once.
-  FlowNetwork sampled(sim, FlowNetworkOptions{.record_utilization_samples = true});
+  FlowNetwork sampled(sim,
+                      FlowNetworkOptions{.record_utilization_samples = true, .sampled_links = {}});
   const LinkId l = sampled.add_link(BytesPerSecond(kGBps), Time::zero());
   int done = 0;
   for (int i = 0; i < 2; ++i) {
@@ -229,6 +230,21 @@ TEST_F(FlowNetworkTest, LinkStatistics) {
   sim.run_until(Time::ms(5));
   EXPECT_EQ(sampled.link_statistics(l).bytes_carried, 0.0);
   EXPECT_EQ(sampled.link_statistics(l).peak_flows, 0u);
+}
+
+TEST_F(FlowNetworkTest, SamplesOnlyTheChosenLinks) {
+  // One 1 MB flow over links 0 and 1 (1 GB/s each): only link 1 was chosen, so only it has the
+  // two samples (full from 0, idle from 1 ms); link 0's statistics are kept all the same.
+  FlowNetwork net2(sim,
+                   FlowNetworkOptions{.record_utilization_samples = true, .sampled_links = {1}});
+  const LinkId a = net2.add_link(BytesPerSecond(kGBps), Time::zero());
+  const LinkId b = net2.add_link(BytesPerSecond(kGBps), Time::zero());
+  net2.start_flow(0, 1, Bytes(1'000'000), std::vector<LinkId>{a, b}, [](const FlowCompletion&) {});
+  sim.run();
+  EXPECT_TRUE(net2.utilization_samples(a).empty());
+  ASSERT_EQ(net2.utilization_samples(b).size(), 2u);
+  EXPECT_EQ(net2.utilization_samples(b)[1].time, Time::ms(1));
+  EXPECT_NEAR(net2.link_statistics(a).bytes_carried, 1e6, 1e-6);
 }
 
 TEST_F(FlowNetworkTest, LinkIdsAreDenseInInsertionOrder) {
