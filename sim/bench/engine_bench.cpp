@@ -60,6 +60,7 @@ BENCHMARK(BM_EventHold)
     ->Arg(16)
     ->Arg(1024)
     ->Arg(65536)
+    ->Arg(100000)
     ->Arg(1 << 20)
     ->Unit(benchmark::kMillisecond);
 
