@@ -232,6 +232,32 @@ TEST_F(FlowNetworkTest, LinkStatistics) {
   EXPECT_EQ(sampled.link_statistics(l).peak_flows, 0u);
 }
 
+TEST_F(FlowNetworkTest, ALinkWithSpareCapacityThatFillsUpJoinsTheSolve) {
+  // X (2 GB/s) carries a and b; Y (6.5 GB/s) carries b and c; Z (5 GB/s) carries c. From 0:
+  // X saturates at 1 GB/s each for a and b; c is limited by Z to 5; Y carries 6 of 6.5 (spare).
+  // a (1 MB) leaves at 1 ms. The re-solve starts from X and does not cross Y (not saturated), so
+  // Y is a boundary link with 6.5 - 5 = 1.5 GB/s left for b: b would get 1.5 and fill Y. Then Y
+  // joins the search (c comes in) and the solve is repeated: max-min gives b 2 (bottleneck X) and
+  // c 6.5 - 2 = 4.5 (bottleneck Y, where c has the larger rate), not b 1.5 and c 5.
+  const LinkId x = link(2 * kGBps), y = link(6.5 * kGBps), z = link(5 * kGBps);
+  start(1'000'000, {x});
+  const FlowId b = start(1'000'000'000, {x, y});
+  const FlowId c = start(1'000'000'000, {y, z});
+  sim.run_until(Time::us(500));
+  EXPECT_DOUBLE_EQ(net.current_rate(b).value(), 1 * kGBps);
+  EXPECT_DOUBLE_EQ(net.current_rate(c).value(), 5 * kGBps);
+  const std::uint64_t expansions = net.boundary_expansions();
+  sim.run_until(Time::ms(1) + Time::us(1));
+  EXPECT_NEAR(net.current_rate(b).value(), 2 * kGBps, 1e-6);
+  EXPECT_NEAR(net.current_rate(c).value(), 4.5 * kGBps, 1e-6);
+  EXPECT_EQ(net.boundary_expansions(), expansions + 1);
+  // b keeps 2 GB/s to the end: 1 MB in the first ms, 999 MB at 2 GB/s, done at 500.5 ms; c
+  // drains its remaining 995 MB at 4.5 GB/s, done at 1 ms + 221.111 ms.
+  sim.run();
+  EXPECT_EQ(at(b), Time::us(500'500));
+  EXPECT_NEAR(at(c).seconds(), 1e-3 + 995e6 / 4.5e9, 1e-12);
+}
+
 TEST_F(FlowNetworkTest, SamplesOnlyTheChosenLinks) {
   // One 1 MB flow over links 0 and 1 (1 GB/s each): only link 1 was chosen, so only it has the
   // two samples (full from 0, idle from 1 ms); link 0's statistics are kept all the same.
