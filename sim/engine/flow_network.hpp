@@ -21,9 +21,12 @@
 //
 // Batching: every start and finish of one instant marks the network dirty; one solve runs at the
 // end of the instant (Simulator::request_instant_end), over the connected component of links and
-// flow classes touched by the changes only (or over everything in full re-solve mode). When flows
-// only leave, the classes with rates below the smallest departed rate keep their rates exactly
-// (progressive filling freezes in increasing order of rate) and are left out of the solve.
+// flow classes touched by the changes only (or over everything in full re-solve mode). Classes are
+// coupled only through saturated links: the search crosses those, and a link with spare capacity
+// that it reaches takes part as a boundary link (what the classes outside leave of it), crossed in
+// turn only if the new rates fill it. When flows only leave, the classes with rates below the
+// smallest departed rate keep their rates exactly (progressive filling freezes in increasing order
+// of rate) and are left out of the solve.
 //
 // Flow classes: sub-flows on the identical link sequence are one class; max-min gives them equal
 // rates, so the solver works per class. Each class drains a counter D (bytes drained by each of its
