@@ -154,6 +154,9 @@ StepReport make_step_report(const Scenario& scenario, const workloads::Workload&
   r.operations = result.operations;
   r.flows = result.flows;
   r.events = result.events;
+  r.solves = executor.network().solves();
+  r.classes_solved = executor.network().classes_solved();
+  r.boundary_expansions = executor.network().boundary_expansions();
   r.resolved_scenario = to_json(scenario.document.root());
   return r;
 }
