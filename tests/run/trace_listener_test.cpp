@@ -242,6 +242,20 @@ TEST(Trace, AutoRanksAreWholeReplicasInLargeWorlds) {
   EXPECT_TRUE(parse_trace_ranks("all", w).empty());
 }
 
+TEST(Trace, ATracedRunReportsWhatAnUntracedOneDoes) {
+  // A traced run simulates the step twice (the first finds the busiest links to sample); both runs
+  // and the untraced one are the same simulation, so the summaries agree byte for byte.
+  const auto trace = output_path("trace.json");
+  const auto plain = run_stepsim({"-q", "run", source_file(kPipeline)});
+  const auto traced = run_stepsim({"-q", "run", source_file(kPipeline), "--trace", trace.string()});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  ASSERT_EQ(traced.code, 0) << traced.err;
+  EXPECT_EQ(plain.out, traced.out);
+  // The counter tracks hold the busiest links' samples: at least one sample each.
+  const std::string text = read_file(trace);
+  EXPECT_NE(text.find("\"ph\":\"C\""), std::string::npos);
+}
+
 TEST(Trace, BadTraceRequestsAreInputErrors) {
   auto r = run_stepsim({"run", source_file(kPipeline), "--trace", "/nonexistent/dir/t.json"});
   EXPECT_EQ(r.code, 2);
