@@ -3,23 +3,14 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <numeric>
-#include <sstream>
 #include <stdexcept>
 
+#include "sim/collectives/csv.hpp"
 #include "sim/common/input_error.hpp"
 
 namespace stepsim::collectives {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
 
 // Splits `total` bytes over cells in proportion to `weights` (>= 0, sum > 0): floor of each exact
 // share, then the leftover bytes one each to the largest fractional parts (ties to the lower
@@ -86,43 +77,24 @@ AllToAllvMatrix parse_alltoallv_matrix_csv(std::string_view text, const std::str
                                            std::uint32_t ranks) {
   AllToAllvMatrix m;
   m.ranks = ranks;
-  std::size_t pos = 0;
-  int line_number = 0;
   std::uint32_t rows = 0;
-  while (pos < text.size()) {
-    const std::size_t end = std::min(text.find('\n', pos), text.size());
-    const std::string_view line = trim(text.substr(pos, end - pos));
-    pos = end + 1;
-    ++line_number;
-    if (line.empty() || line.front() == '#') continue;
+  for (const csv::Line& line : csv::data_lines(text)) {
     auto fail = [&](const std::string& message) {
-      throw InputError(fmt::format("{}:{}: {}", origin, line_number, message));
+      throw InputError(fmt::format("{}:{}: {}", origin, line.number, message));
     };
     if (rows == ranks)
       fail(
           fmt::format("more than {} rows: the matrix must be {} x {} (one row per rank of the "
                       "group)",
                       ranks, ranks, ranks));
-    std::vector<std::string_view> cells;
-    for (std::size_t start = 0;;) {
-      const std::size_t comma = line.find(',', start);
-      cells.push_back(trim(line.substr(start, comma - start)));
-      if (comma == std::string_view::npos) break;
-      start = comma + 1;
-    }
-    if (cells.size() != ranks)
+    if (line.fields.size() != ranks)
       fail(fmt::format("row {} has {} columns; the group has {} ranks, so each row needs {}", rows,
-                       cells.size(), ranks, ranks));
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      const std::string_view cell = cells[c];
+                       line.fields.size(), ranks, ranks));
+    for (std::size_t c = 0; c < line.fields.size(); ++c) {
       try {
-        const bool digits_only =
-            !cell.empty() && cell.find_first_not_of("0123456789") == std::string_view::npos;
-        m.sizes.push_back(digits_only ? Bytes(std::stoll(std::string(cell))) : parse_bytes(cell));
+        m.sizes.push_back(csv::parse_size(line.fields[c]));
       } catch (const InputError& e) {
-        fail(fmt::format("row {}, column {}: size '{}': {}", rows, c, cell, e.what()));
-      } catch (const std::out_of_range&) {
-        fail(fmt::format("row {}, column {}: size '{}' is too large", rows, c, cell));
+        fail(fmt::format("row {}, column {}: size '{}': {}", rows, c, line.fields[c], e.what()));
       }
     }
     ++rows;
@@ -137,11 +109,7 @@ AllToAllvMatrix parse_alltoallv_matrix_csv(std::string_view text, const std::str
 }
 
 AllToAllvMatrix read_alltoallv_matrix_csv(const std::filesystem::path& path, std::uint32_t ranks) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot read the matrix file", path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_alltoallv_matrix_csv(text.str(), path.string(), ranks);
+  return parse_alltoallv_matrix_csv(csv::read_file(path, "matrix file"), path.string(), ranks);
 }
 
 AllToAllvMatrix scale_alltoallv_matrix(const AllToAllvMatrix& matrix, Bytes largest_row) {

@@ -1,71 +1,35 @@
 #include "sim/collectives/traffic.hpp"
 
 #include <fmt/format.h>
-#include <fstream>
 #include <random>
-#include <sstream>
 
+#include "sim/collectives/csv.hpp"
 #include "sim/collectives/topology_network.hpp"
 #include "sim/common/config.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/engine/flow_network.hpp"
 
 namespace stepsim::collectives {
-namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> fields;
-  std::size_t pos = 0;
-  while (true) {
-    const std::size_t comma = line.find(',', pos);
-    fields.push_back(
-        trim(line.substr(pos, comma == std::string_view::npos ? line.npos : comma - pos)));
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
-  }
-  return fields;
-}
-
-}  // namespace
 
 std::vector<TrafficFlow> read_flows_csv(const std::filesystem::path& path,
                                         const topology::Topology& topology) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot read the flows file", path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_flows_csv(text.str(), path.string(), topology);
+  return parse_flows_csv(csv::read_file(path, "flows file"), path.string(), topology);
 }
 
 std::vector<TrafficFlow> parse_flows_csv(std::string_view text, const std::string& origin,
                                          const topology::Topology& topology) {
   std::vector<TrafficFlow> flows;
-  std::size_t pos = 0;
-  int line_number = 0;
   bool header = false;
   std::vector<std::string> names;
-  while (pos < text.size()) {
-    const std::size_t end = std::min(text.find('\n', pos), text.size());
-    const std::string_view line = trim(text.substr(pos, end - pos));
-    pos = end + 1;
-    ++line_number;
-    if (line.empty() || line.front() == '#') continue;
-    const auto fields = split(line);
+  for (const csv::Line& line : csv::data_lines(text)) {
+    const auto& fields = line.fields;
     auto fail = [&](const std::string& message) {
-      throw InputError(fmt::format("{}:{}: {}", origin, line_number, message));
+      throw InputError(fmt::format("{}:{}: {}", origin, line.number, message));
     };
     if (!header) {
       if (fields.size() != 4 || fields[0] != "src" || fields[1] != "dst" || fields[2] != "bytes" ||
           fields[3] != "start")
-        fail(fmt::format("expected the header 'src,dst,bytes,start', found '{}'", line));
+        fail(fmt::format("expected the header 'src,dst,bytes,start', found '{}'", line.text));
       header = true;
       continue;
     }
@@ -85,14 +49,9 @@ std::vector<TrafficFlow> parse_flows_csv(std::string_view text, const std::strin
     flow.src = node(fields[0], "src");
     flow.dst = node(fields[1], "dst");
     try {
-      const std::string_view b = fields[2];
-      const bool digits_only =
-          !b.empty() && b.find_first_not_of("0123456789") == std::string_view::npos;
-      flow.bytes = digits_only ? Bytes(std::stoll(std::string(b))) : parse_bytes(b);
+      flow.bytes = csv::parse_size(fields[2]);
     } catch (const InputError& e) {
       fail(fmt::format("bytes '{}': {}", fields[2], e.what()));
-    } catch (const std::out_of_range&) {
-      fail(fmt::format("bytes '{}': too large", fields[2]));
     }
     try {
       flow.start = fields[3] == "0" ? Time::zero() : parse_time(fields[3]);
