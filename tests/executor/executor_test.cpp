@@ -117,17 +117,19 @@ TEST(Executor, OneFOneBBubbleIsPMinusOneOverM) {
   EXPECT_EQ(b.total(), run->result.step_time);
 }
 
+// Interleaved 1F1B on p stages with v chunks each, m micro-batches of one 1024-token sequence.
+std::string interleaved_layout(int p, int v, int m) {
+  return fmt::format(
+      "parallelism: {{pp: {}, vpp: {}, schedule: interleaved}}\n"
+      "training: {{seq_len: 1024, micro_batch: 1, global_batch: {}}}\n",
+      p, v, m);
+}
+
 TEST(Executor, InterleavingDividesTheBubbleByV) {
   // Interleaved 1F1B with v = 2 model chunks per stage: fill and drain (p - 1)(tf + tb) / v.
   const int p = 4, m = 8, v = 2;
   const auto run = simulate(
-      scenario_text(
-          p, "1000TB/s",
-          kEqualStages +
-              fmt::format("parallelism: {{pp: {}, vpp: {}, schedule: interleaved}}\n"
-                          "training: {{seq_len: 1024, micro_batch: 1, global_batch: {}}}\n",
-                          p, v, m)),
-      ideal_options({0}));
+      scenario_text(p, "1000TB/s", kEqualStages + interleaved_layout(p, v, m)), ideal_options({0}));
   const RankBreakdown& b = run->result.breakdowns.at(0);
   const Time expected = expected_bubble(run->workload, p, m, v);
   EXPECT_NEAR(ratio(b.bubble, expected), 1.0, 1e-4)
@@ -153,14 +155,8 @@ TEST(Executor, InterleavedTransfersCrossEveryVirtualStageBoundaryOnTheCriticalPa
   // (p - 1)(f + b) = (p - 1)/v of a micro-batch's time through the stage, plus 2 (pv - 1) t, the
   // transfers of micro-batch 0 through all pv virtual stages and back, which no overlap can hide.
   const int p = 2, v = 2, m = 2;
-  const auto run = simulate(
-      scenario_text(
-          p, "50GB/s",
-          kEqualChunks +
-              fmt::format("parallelism: {{pp: {}, vpp: {}, schedule: interleaved}}\n"
-                          "training: {{seq_len: 1024, micro_batch: 1, global_batch: {}}}\n",
-                          p, v, m)),
-      ideal_options({0}));
+  const auto run = simulate(scenario_text(p, "50GB/s", kEqualChunks + interleaved_layout(p, v, m)),
+                            ideal_options({0}));
   const auto [tf, tb] = stage_times(run->workload, 0);  // both chunks of stage 0
   const auto [tf1, tb1] = stage_times(run->workload, 1);
   ASSERT_EQ(tf, tf1);
@@ -189,14 +185,9 @@ TEST(Executor, InterleavedSteadyStateHidesTransfersShorterThanAChunk) {
   for (const int m : {2 * p, 4 * p}) {
     Time off_compute[2];
     for (int i = 0; i < 2; ++i) {
-      const auto run = simulate(
-          scenario_text(
-              p, i == 0 ? "1000TB/s" : "50GB/s",
-              kEqualChunks +
-                  fmt::format("parallelism: {{pp: {}, vpp: {}, schedule: interleaved}}\n"
-                              "training: {{seq_len: 1024, micro_batch: 1, global_batch: {}}}\n",
-                              p, v, m)),
-          ideal_options({0}));
+      const auto run = simulate(scenario_text(p, i == 0 ? "1000TB/s" : "50GB/s",
+                                              kEqualChunks + interleaved_layout(p, v, m)),
+                                ideal_options({0}));
       const RankBreakdown& r = run->result.breakdowns.at(0);
       off_compute[i] = r.total() - r.compute;
     }
