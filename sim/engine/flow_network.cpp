@@ -488,6 +488,8 @@ void FlowNetwork::solve() {
       link_local_[l] = static_cast<std::uint32_t>(comp_links_.size());
       comp_links_.push_back(l);
       comp_crossed_.push_back(cross ? 1 : 0);
+      local_fixed_load_.push_back(0.0);
+      local_fixed_count_.push_back(0);
       if (cross) scan_queue_.push_back(l);
     }
   };
@@ -508,9 +510,15 @@ void FlowNetwork::solve() {
   bool released = false;
   for (;;) {
     for (std::size_t q = 0; q < scan_queue_.size(); ++q) {
+      const std::uint32_t j = link_local_[scan_queue_[q]];
       for (const std::uint32_t cls : link_classes_[scan_queue_[q]]) {
         FlowClass& c = classes_[cls];
-        if ((c.rate > 0.0 && c.rate < fixed_below) || c.mark == stamp_) continue;
+        if (c.mark == stamp_) continue;
+        if (c.rate > 0.0 && c.rate < fixed_below) {  // the only classes a crossed link leaves out
+          local_fixed_load_[j] += static_cast<double>(c.flows) * c.rate;
+          local_fixed_count_[j] += c.flows;
+          continue;
+        }
         c.mark = stamp_;
         comp_classes_.push_back(cls);
         for (const std::uint32_t l : c.links)
@@ -528,18 +536,21 @@ void FlowNetwork::solve() {
     }
 
     // The component as a problem with local indices; each link's capacity less the load of the
-    // classes outside the component (fixed ones on crossed links; any on boundary links).
+    // classes outside the component: the fixed ones on crossed links (summed by the search), any
+    // on boundary links (summed here, again after each growth of the component).
     const std::size_t nl = comp_links_.size();
     const std::size_t nc = comp_classes_.size();
-    local_fixed_load_.assign(nl, 0.0);
-    local_fixed_count_.assign(nl, 0);
     local_capacity_.resize(nl);
     for (std::size_t j = 0; j < nl; ++j) {
-      for (const std::uint32_t cls : link_classes_[comp_links_[j]]) {
-        const FlowClass& c = classes_[cls];
-        if (c.mark == stamp_) continue;
-        local_fixed_load_[j] += static_cast<double>(c.flows) * c.rate;
-        local_fixed_count_[j] += c.flows;
+      if (comp_crossed_[j] == 0) {
+        local_fixed_load_[j] = 0.0;
+        local_fixed_count_[j] = 0;
+        for (const std::uint32_t cls : link_classes_[comp_links_[j]]) {
+          const FlowClass& c = classes_[cls];
+          if (c.mark == stamp_) continue;
+          local_fixed_load_[j] += static_cast<double>(c.flows) * c.rate;
+          local_fixed_count_[j] += c.flows;
+        }
       }
       local_capacity_[j] = std::max(link_capacity_[comp_links_[j]] - local_fixed_load_[j], 0.0);
     }
@@ -570,6 +581,8 @@ void FlowNetwork::solve() {
       const std::uint32_t l = comp_links_[j];
       if (local_load_[j] >= link_capacity_[l] * (1.0 - kSaturatedMargin)) {
         comp_crossed_[j] = 1;
+        local_fixed_load_[j] = 0.0;  // the search sums its fixed classes when it crosses it
+        local_fixed_count_[j] = 0;
         scan_queue_.push_back(l);
       }
     }
