@@ -124,7 +124,7 @@ Command add_collective_command(CLI::App& app) {
             file_matrix = read_alltoallv_matrix_csv(options->matrix, n);
             if (sizes_option->count() == 0) sweep = {file_matrix->largest_row_sum()};
           } else {
-            (void)skewed_alltoallv_matrix(n, Bytes(1), *options->skew);  // validates the skew
+            check_skew(*options->skew);
           }
         } else if (!options->matrix.empty() || options->skew.has_value()) {
           throw InputError(fmt::format("--matrix and --skew apply to --op alltoallv, not --op {}",

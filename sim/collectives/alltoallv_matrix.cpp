@@ -57,9 +57,13 @@ Bytes AllToAllvMatrix::largest_row_sum() const {
   return Bytes(best);
 }
 
-AllToAllvMatrix skewed_alltoallv_matrix(std::uint32_t ranks, Bytes row_bytes, double skew) {
+void check_skew(double skew) {
   if (!std::isfinite(skew) || skew < 0)
     throw InputError(fmt::format("skew {}: expected a finite number >= 0 (0 is uniform)", skew));
+}
+
+AllToAllvMatrix skewed_alltoallv_matrix(std::uint32_t ranks, Bytes row_bytes, double skew) {
+  check_skew(skew);
   if (ranks == 0) throw std::invalid_argument("skewed_alltoallv_matrix: no ranks");
   std::vector<double> weights(ranks);
   for (std::uint32_t j = 0; j < ranks; ++j)

@@ -24,6 +24,9 @@ struct AllToAllvMatrix {
   Bytes largest_row_sum() const;
 };
 
+// Throws InputError unless `skew` is finite and >= 0.
+void check_skew(double skew);
+
 // Every row holds `row_bytes`, split over receivers by (j+1)^-skew (largest-remainder rounding, so
 // each row sums to row_bytes exactly). skew must be finite and >= 0, else InputError.
 AllToAllvMatrix skewed_alltoallv_matrix(std::uint32_t ranks, Bytes row_bytes, double skew);
