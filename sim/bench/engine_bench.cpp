@@ -129,18 +129,22 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 // All-to-all among the first `endpoints` hosts of a 32-leaf x 16-host fat-tree (512 hosts, 16
 // spines, 400 Gb/s links of 1 us): endpoints * (endpoints - 1) flows of 1 MiB (or uniform in
-// [1, 2] MiB when range(1) is 1), all started at time 0.
+// [1, 2] MiB when range(1) is 1), all started at time 0. range(2) is the network's idle tolerance
+// in basis points (0: exact max-min; 100: 1%).
 void BM_AllToAll(benchmark::State& state) {
   const int endpoints = static_cast<int>(state.range(0));
   const bool uneven = state.range(1) != 0;
+  FlowNetworkOptions options;
+  options.idle_tolerance = static_cast<double>(state.range(2)) * 1e-4;
   double simulated_s = 0;
   std::uint64_t solves = 0;
   std::size_t flows = 0;
   std::uint64_t rate_updates = 0;
   std::uint64_t classes_solved = 0;
+  std::uint64_t deferred = 0;
   for (auto _ : state) {
     Simulator sim;
-    FlowNetwork net(sim);
+    FlowNetwork net(sim, options);
     const FatTree tree(net, 32, 16, BytesPerSecond::gigabits(400), Time::us(1));
     std::mt19937_64 rng(3);
     std::uniform_real_distribution<double> factor(1.0, 2.0);
@@ -163,7 +167,9 @@ void BM_AllToAll(benchmark::State& state) {
     solves = net.solves();
     rate_updates = net.rate_updates();
     classes_solved = net.classes_solved();
+    deferred = net.deferred_departures();
   }
+  state.counters["deferred"] = static_cast<double>(deferred);
   state.counters["rate_updates"] = static_cast<double>(rate_updates);
   state.counters["classes_solved"] = static_cast<double>(classes_solved);
   state.counters["flows"] = static_cast<double>(flows);
@@ -172,7 +178,7 @@ void BM_AllToAll(benchmark::State& state) {
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
 BENCHMARK(BM_AllToAll)
-    ->ArgsProduct({{64, 128, 256, 512}, {0, 1}})
+    ->ArgsProduct({{64, 128, 256, 512}, {0, 1}, {0, 10, 100, 500}})
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kSecond);

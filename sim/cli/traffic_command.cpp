@@ -30,6 +30,7 @@ Command add_traffic_command(CLI::App& app) {
     std::string ecmp = "hash";
     std::uint64_t seed = 1;
     std::size_t top = 10;
+    double idle_tolerance = 0.0;
     bool json = false;
   };
   auto options = std::make_shared<Options>();
@@ -51,6 +52,11 @@ Command add_traffic_command(CLI::App& app) {
   sub->add_option("--ecmp", options->ecmp, "hash (one path per flow) or spread")
       ->capture_default_str();
   sub->add_option("--top", options->top, "Links to list, busiest first")->capture_default_str();
+  sub->add_option("--idle-tolerance", options->idle_tolerance,
+                  "Defer re-solves after departures while saturated links stay within this "
+                  "idle fraction (0: exact max-min; 0.05 for large all-to-alls)")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
   sub->add_flag("--json", options->json, "Print JSON (every flow and every used link)");
   return {
       sub, [options](Context& ctx) {
@@ -77,7 +83,8 @@ Command add_traffic_command(CLI::App& app) {
             options->links == "calibrated" ? calibrated_presets() : line_rate_presets();
         const TrafficResult result = run_traffic(
             topo, calibration, traffic,
-            options->ecmp == "spread" ? topology::EcmpMode::kSpread : topology::EcmpMode::kHash);
+            options->ecmp == "spread" ? topology::EcmpMode::kSpread : topology::EcmpMode::kHash,
+            options->idle_tolerance);
 
         if (options->json) {
           nlohmann::json j;

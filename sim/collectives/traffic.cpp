@@ -114,11 +114,12 @@ std::vector<TrafficFlow> traffic_pattern(std::string_view pattern,
 }
 
 TrafficResult run_traffic(const topology::Topology& topology, const Calibration& calibration,
-                          std::span<const TrafficFlow> flows, topology::EcmpMode ecmp) {
+                          std::span<const TrafficFlow> flows, topology::EcmpMode ecmp,
+                          double idle_tolerance) {
   TrafficResult result;
   result.flows.resize(flows.size());
   engine::Simulator sim;
-  engine::FlowNetwork network(sim);
+  engine::FlowNetwork network(sim, engine::FlowNetworkOptions{.idle_tolerance = idle_tolerance});
   const NetworkLinks links = add_topology_links(network, topology, calibration);
   topology::Router router(topology);
   // What the start events need, behind one pointer (events hold small captures).

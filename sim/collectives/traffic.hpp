@@ -60,7 +60,9 @@ struct TrafficResult {
   Time makespan;
 };
 
+// `idle_tolerance` as engine::FlowNetworkOptions (0: exact max-min).
 TrafficResult run_traffic(const topology::Topology& topology, const Calibration& calibration,
-                          std::span<const TrafficFlow> flows, topology::EcmpMode ecmp);
+                          std::span<const TrafficFlow> flows, topology::EcmpMode ecmp,
+                          double idle_tolerance = 0.0);
 
 }  // namespace stepsim::collectives

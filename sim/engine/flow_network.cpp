@@ -65,6 +65,10 @@ FlowNetwork::FlowNetwork(Simulator& simulator, FlowNetworkOptions options)
     : sim_(simulator),
       options_(std::move(options)),
       window_start_ps_(simulator.now().picoseconds()) {
+  if (!(options_.idle_tolerance >= 0.0 && options_.idle_tolerance < 1.0)) {
+    throw std::invalid_argument("FlowNetwork: idle_tolerance must be in [0, 1), got " +
+                                std::to_string(options_.idle_tolerance));
+  }
   std::sort(options_.sampled_links.begin(), options_.sampled_links.end());
 }
 
@@ -102,6 +106,7 @@ LinkId FlowNetwork::add_link(BytesPerSecond bandwidth, Time latency) {
                                   static_cast<std::uint32_t>(link_sampled_.size())))
           ? 1
           : 0);
+  link_saturated_.push_back(0);
   link_mark_.push_back(0);
   link_local_.push_back(0);
   return LinkId{id};
@@ -343,14 +348,25 @@ void FlowNetwork::drain_event() {
     instant_min_departed_rate_ = std::min(instant_min_departed_rate_, c.rate);
     // The first target is due by construction; the others finish with it when they are due within
     // the same picosecond.
+    std::uint32_t departed = 0;
     do {
       std::pop_heap(c.targets.begin(), c.targets.end(), min_heap_after);
       const std::uint32_t p = c.targets.back().second;
       c.targets.pop_back();
       --c.flows;
+      ++departed;
       finish_part(p, now);
     } while (!c.targets.empty() && drain_ps(c.targets.front().first - c.drained, c.rate) == 0);
-    mark_dirty(cls);
+    if (options_.idle_tolerance > 0.0 && !depart_needs_solve(cls, departed, now_ps)) {
+      // Deferred: the class seeds the next solve, whenever a change runs one.
+      if (!c.dirty) {
+        c.dirty = true;
+        dirty_.push_back(cls);
+      }
+      ++deferred_departures_;
+    } else {
+      mark_dirty(cls);
+    }
     if (c.flows == 0) {
       heap_remove(cls);
       c.rate = 0.0;
@@ -438,6 +454,40 @@ void FlowNetwork::settle_link(std::uint32_t link, std::int64_t now_ps) {
     link_lifetime_bytes_[link] += bytes;
     if (link_load_[link] > 0.0) link_busy_ps_[link] += dt;
     link_settled_ps_[link] = now_ps;
+  }
+}
+
+bool FlowNetwork::depart_needs_solve(std::uint32_t cls, std::uint32_t departed,
+                                     std::int64_t now_ps) {
+  const FlowClass& c = classes_[cls];
+  const double freed = static_cast<double>(departed) * c.rate;
+  bool needs = false;
+  for (const std::uint32_t l : c.links) {
+    settle_link(l, now_ps);
+    const double old_load = link_load_[l];
+    link_load_[l] = std::max(old_load - freed, 0.0);
+    // (A flow that arrived this instant may drain before the solve counted it.)
+    link_flows_[l] -= std::min(departed, link_flows_[l]);
+    record_sample(l, now_ps, old_load);
+    if (link_saturated_[l] != 0 &&
+        link_capacity_[l] - link_load_[l] > options_.idle_tolerance * link_capacity_[l]) {
+      needs = true;
+    }
+  }
+  return needs;
+}
+
+void FlowNetwork::record_sample(std::uint32_t l, std::int64_t now_ps, double old_load) {
+  if (link_sampled_[l] == 0 ||
+      std::fabs(link_load_[l] - old_load) <= kRateChangeTolerance * link_capacity_[l]) {
+    return;
+  }
+  std::vector<UtilizationSample>& samples = link_samples_[l];
+  const UtilizationSample sample{Time::ps(now_ps), link_load_[l] / link_capacity_[l]};
+  if (!samples.empty() && samples.back().time == sample.time) {
+    samples.back() = sample;
+  } else {
+    samples.push_back(sample);
   }
 }
 
@@ -592,7 +642,10 @@ void FlowNetwork::solve() {
   const std::size_t nl = comp_links_.size();
   const std::size_t nc = comp_classes_.size();
 
-  // Apply the rates; classes whose rate did not really change keep their drain ends.
+  // Apply the rates; classes whose rate did not really change keep their drain ends. When the
+  // component holds a large part of the draining classes, the drain heap is rebuilt once (linear)
+  // instead of sifting each changed class (the order is total, so the same class comes first).
+  const bool rebuild_heap = nc >= 1024 && 4 * nc >= drain_heap_.size();
   local_load_.assign(local_fixed_load_.begin(), local_fixed_load_.end());
   local_count_.assign(local_fixed_count_.begin(), local_fixed_count_.end());
   for (std::size_t i = 0; i < nc; ++i) {
@@ -602,7 +655,17 @@ void FlowNetwork::solve() {
     if (c.rate == 0.0 || std::fabs(rate - c.rate) > kRateChangeTolerance * c.rate) {
       settle_class(c, now_ps);
       c.rate = rate;
-      update_drain_end(cls);
+      if (rebuild_heap) {
+        c.drain_end_ps = c.settled_ps + drain_ps(c.targets.front().first - c.drained, c.rate);
+        if (c.heap_pos == kNone) {
+          c.heap_pos = static_cast<std::uint32_t>(drain_heap_.size());
+          drain_heap_.push_back({c.drain_end_ps, cls});
+        } else {
+          drain_heap_[c.heap_pos].end_ps = c.drain_end_ps;
+        }
+      } else {
+        update_drain_end(cls);
+      }
       ++rate_updates_;
     }
     const double class_load = static_cast<double>(c.flows) * c.rate;
@@ -611,6 +674,10 @@ void FlowNetwork::solve() {
       local_count_[local_path_[k]] += c.flows;
     }
   }
+  if (rebuild_heap) {
+    for (std::size_t pos = drain_heap_.size() / 2; pos-- > 0;)
+      heap_sift_down(static_cast<std::uint32_t>(pos));
+  }
   for (std::size_t j = 0; j < nl; ++j) {
     const std::uint32_t l = comp_links_[j];
     settle_link(l, now_ps);
@@ -618,16 +685,8 @@ void FlowNetwork::solve() {
     link_load_[l] = local_load_[j];
     link_flows_[l] = local_count_[j];
     link_peak_flows_[l] = std::max(link_peak_flows_[l], local_count_[j]);
-    if (link_sampled_[l] != 0 &&
-        std::fabs(local_load_[j] - old_load) > kRateChangeTolerance * link_capacity_[l]) {
-      std::vector<UtilizationSample>& samples = link_samples_[l];
-      const UtilizationSample sample{Time::ps(now_ps), local_load_[j] / link_capacity_[l]};
-      if (!samples.empty() && samples.back().time == sample.time) {
-        samples.back() = sample;
-      } else {
-        samples.push_back(sample);
-      }
-    }
+    link_saturated_[l] = local_load_[j] >= link_capacity_[l] * (1.0 - kSaturatedMargin) ? 1 : 0;
+    record_sample(l, now_ps, old_load);
   }
   reschedule_drain_event();
 #ifndef NDEBUG
@@ -670,6 +729,9 @@ std::span<const UtilizationSample> FlowNetwork::utilization_samples(LinkId link)
 void FlowNetwork::check_invariants() const {
   const std::int64_t now_ps = sim_.now().picoseconds();
   const bool solved = dirty_.empty();
+  // Deferred departures (idle_tolerance) update the link loads at once; arrivals wait for the
+  // solve that ends their instant.
+  const bool loads_current = solved || (options_.idle_tolerance > 0.0 && !solve_requested_);
   auto where = [](const char* what, std::size_t index) {
     return std::string(what) + " " + std::to_string(index);
   };
@@ -683,7 +745,7 @@ void FlowNetwork::check_invariants() const {
       load += static_cast<double>(c.flows) * c.rate;
     }
     const double cap = link_capacity_[l];
-    if (solved && std::fabs(load - link_load_[l]) > 1e-9 * cap) {
+    if (loads_current && std::fabs(load - link_load_[l]) > 1e-9 * cap) {
       broken(where("load differs from the sum of its flows' rates on link", l));
     }
     if (link_load_[l] > cap * (1.0 + 1e-9)) {

@@ -74,6 +74,14 @@ struct FlowNetworkOptions {
   // Re-solve every active flow at every change instead of the touched component only. Slower;
   // kept to check the incremental solve against.
   bool full_resolve = false;
+  // Deferred re-solves, an opt-in approximation (0, the default, is exact max-min). A departure
+  // leaves the rates of the remaining flows as they are while every link that was saturated at
+  // the last solve keeps its idle capacity within this fraction of its bandwidth; the departure
+  // that would leave more idle (or any arrival) runs the solve, which then covers every deferred
+  // departure. Rates stay feasible and bytes conserved; links run at least (1 - tolerance) of
+  // what they carried at the last solve. Completion times come out later than exact max-min by
+  // about the tolerance (docs/performance.md, "Idle tolerance"). Must be in [0, 1).
+  double idle_tolerance = 0.0;
   // Record (time, utilization) on every change of a link's load.
   bool record_utilization_samples = false;
   // With record_utilization_samples: only for these links (ids as add_link returns them); empty:
@@ -134,6 +142,8 @@ class FlowNetwork : private Simulator::InstantEndListener {
   // Number of class rates the solves changed, and the classes they covered (work measures).
   std::uint64_t rate_updates() const { return rate_updates_; }
   std::uint64_t classes_solved() const { return classes_solved_; }
+  // With idle_tolerance: departures whose re-solve was deferred.
+  std::uint64_t deferred_departures() const { return deferred_departures_; }
   // Solves repeated because a link with spare capacity filled up and joined the component.
   std::uint64_t boundary_expansions() const { return boundary_expansions_; }
 
@@ -198,6 +208,10 @@ class FlowNetwork : private Simulator::InstantEndListener {
   void update_drain_end(std::uint32_t cls);
   void reschedule_drain_event();
   void settle_link(std::uint32_t link, std::int64_t now_ps);
+  void record_sample(std::uint32_t link, std::int64_t now_ps, double old_load);
+  // With idle_tolerance: takes `departed` flows of `cls` (at its rate) off its links' loads now;
+  // true when that leaves a link saturated at the last solve more idle than the tolerance.
+  bool depart_needs_solve(std::uint32_t cls, std::uint32_t departed, std::int64_t now_ps);
   void solve();
 
   // Indexed min-heap of active classes on (drain_end_ps, class index).
@@ -221,6 +235,7 @@ class FlowNetwork : private Simulator::InstantEndListener {
   std::vector<std::int64_t> link_settled_ps_;
   std::vector<std::uint32_t> link_peak_flows_;
   std::vector<std::vector<UtilizationSample>> link_samples_;
+  std::vector<char> link_saturated_;  // at the last solve that covered the link (idle_tolerance)
   std::vector<std::uint32_t> link_mark_;
   std::vector<std::uint32_t> link_local_;
   std::int64_t window_start_ps_ = 0;
@@ -279,6 +294,7 @@ class FlowNetwork : private Simulator::InstantEndListener {
   std::vector<char> comp_crossed_;  // per component link: crossed by the search (else boundary)
   std::vector<std::uint32_t> scan_queue_;  // links whose classes the search still has to visit
   std::uint64_t boundary_expansions_ = 0;
+  std::uint64_t deferred_departures_ = 0;
 };
 
 }  // namespace stepsim::engine

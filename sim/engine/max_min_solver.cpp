@@ -99,14 +99,22 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
         if (frozen_[link_classes_[k]] == 0) freeze(link_classes_[k]);
       }
     }
+    // A link's share only grows when classes below it freeze (they take level <= share per flow
+    // off it), so a sift down restores the heap; rounding can lower it by a hair, which the sift
+    // up (then one comparison) takes care of.
     for (const std::uint32_t l2 : touched_) {
       if (heap_pos_[l2] == kAbsent) continue;  // a private link, or the link just popped
       if (unfrozen_[l2] == 0) {
         remove_at(heap_pos_[l2]);
       } else {
-        share_[l2] = std::max(remaining_[l2], 0.0) / static_cast<double>(unfrozen_[l2]);
-        sift_up(heap_pos_[l2]);
-        sift_down(heap_pos_[l2]);
+        const double share = std::max(remaining_[l2], 0.0) / static_cast<double>(unfrozen_[l2]);
+        const bool lower = share < share_[l2];
+        share_[l2] = share;
+        if (lower) {
+          sift_up(heap_pos_[l2]);
+        } else {
+          sift_down(heap_pos_[l2]);
+        }
       }
     }
     touched_.clear();

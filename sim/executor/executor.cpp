@@ -134,8 +134,11 @@ class Executor::Impl {
         topology_(topology),
         options_(std::move(options)),
         listener_(listener),
-        network_(sim_, engine::FlowNetworkOptions{false, options_.record_link_samples,
-                                                  options_.sampled_links}),
+        network_(sim_, engine::FlowNetworkOptions{.full_resolve = false,
+                                                  .idle_tolerance = options_.idle_tolerance,
+                                                  .record_utilization_samples =
+                                                      options_.record_link_samples,
+                                                  .sampled_links = options_.sampled_links}),
         router_(topology_),
         links_(collectives::add_topology_links(network_, topology_, options_.calibration)),
         runner_(sim_, network_, topology_, router_, links_, options_.runner),

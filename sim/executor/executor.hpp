@@ -37,8 +37,9 @@ struct ExecutorOptions {
   collectives::Calibration calibration = collectives::calibrated_presets();
   collectives::PlanOptions plan = calibration.plan_options();  // latencies, chunking, channels
   collectives::RunnerOptions runner;                           // ECMP mode
-  std::vector<int> detail_ranks;             // ranks whose time breakdown is computed
-  bool record_link_samples = false;          // record links' utilization changes (trace counters)
+  double idle_tolerance = 0.0;       // engine::FlowNetworkOptions::idle_tolerance (0: exact)
+  std::vector<int> detail_ranks;     // ranks whose time breakdown is computed
+  bool record_link_samples = false;  // record links' utilization changes (trace counters)
   std::vector<std::uint32_t> sampled_links;  // with record_link_samples: only these (empty: all)
   // Called now and then (every 2^18 operations) with the operations done and their total, for a
   // progress line; empty: never.

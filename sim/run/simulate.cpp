@@ -18,6 +18,7 @@ StepReport simulate_step(const Scenario& scenario, const SimulateOptions& option
   exec.calibration = scenario.network.calibration;
   exec.plan = scenario.network.plan;
   exec.runner.ecmp = scenario.network.ecmp;
+  exec.idle_tolerance = scenario.network.idle_tolerance;
   exec.detail_ranks = representative_ranks(workload);
   exec.progress = options.progress;
 

@@ -10,7 +10,7 @@ NetworkSettings parse_network_settings(const config::Node* network) {
   NetworkSettings s;
   if (network == nullptr || network->is_null()) return s;
   network->allow_keys({"algorithm", "calibration", "chunk_size", "max_chunks", "channels",
-                       "step_latency", "op_latency", "ecmp"});
+                       "step_latency", "op_latency", "ecmp", "idle_tolerance"});
   if (auto n = network->find("algorithm")) {
     s.algorithm = n->as_choice(collectives::builtin_algorithms().names());
   }
@@ -33,6 +33,7 @@ NetworkSettings parse_network_settings(const config::Node* network) {
     s.ecmp = n->as_choice({"hash", "spread"}) == "hash" ? topology::EcmpMode::kHash
                                                         : topology::EcmpMode::kSpread;
   }
+  if (auto n = network->find("idle_tolerance")) s.idle_tolerance = n->as_double(0.0, 0.5);
   return s;
 }
 

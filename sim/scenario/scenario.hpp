@@ -23,6 +23,9 @@ struct NetworkSettings {
   collectives::Calibration calibration = collectives::calibrated_presets();
   collectives::PlanOptions plan = calibration.plan_options();
   topology::EcmpMode ecmp = topology::EcmpMode::kHash;
+  // engine::FlowNetworkOptions::idle_tolerance: 0 is exact max-min; a small fraction (0.05)
+  // defers re-solves after departures, for large all-to-all heavy runs (docs/collectives.md).
+  double idle_tolerance = 0.0;
 };
 
 struct Scenario {

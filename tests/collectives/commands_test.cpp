@@ -169,6 +169,9 @@ TEST(TrafficCommand, FlowsFileErrorsNameTheLine) {
   expect_input_error({"traffic", "-t", "dgx-h100", "--flows", no_unit}, no_unit + ":2: start");
   expect_input_error({"traffic", "-t", "dgx-h100", "--pattern", "permutaton"},
                      "did you mean 'permutation'");
+  expect_input_error(
+      {"traffic", "-t", "dgx-h100", "--pattern", "alltoall", "--idle-tolerance", "0.6"},
+      "--idle-tolerance");
 }
 
 }  // namespace

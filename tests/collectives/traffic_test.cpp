@@ -38,6 +38,25 @@ TEST(Traffic, IncastSharesTheReceiversLink) {
     EXPECT_NEAR(f.finish.seconds(), 0.04 + 200e-9, 1e-9);
 }
 
+TEST(Traffic, IdleToleranceDefersTheResolveAfterADeparture) {
+  // 1, 2, 3 and 4 GB into one receiver at B = 100 GB/s (S = 10 ms per GB at the full rate).
+  // Exact max-min: 40, 70, 90, 100 ms. With a 30% idle tolerance the first departure leaves the
+  // receiver's link 25% idle and the others keep B/4: 40, 80, 100, 110 ms (as worked in
+  // tests/engine/flow_network_tolerance_test.cpp). Plus two hops of 100 ns.
+  const auto topo = testing::star(5, BytesPerSecond::gigabytes(100), Time::ns(100));
+  const auto flows = parse_flows_csv(
+      "src,dst,bytes,start\ngpu1,gpu0,1GB,0\ngpu2,gpu0,2GB,0\ngpu3,gpu0,3GB,0\ngpu4,gpu0,4GB,0\n",
+      "f.csv", topo);
+  for (const double tolerance : {0.0, 0.3}) {
+    const auto result =
+        run_traffic(topo, line_rate_presets(), flows, topology::EcmpMode::kHash, tolerance);
+    const std::vector<double> ms = tolerance > 0 ? std::vector<double>{40, 80, 100, 110}
+                                                 : std::vector<double>{40, 70, 90, 100};
+    for (std::size_t i = 0; i < 4; ++i)
+      EXPECT_NEAR(result.flows[i].finish.seconds(), ms[i] * 1e-3 + 200e-9, 1e-9) << tolerance;
+  }
+}
+
 TEST(Traffic, CsvRowsAndErrors) {
   const auto topo = testing::star(2, BytesPerSecond::gigabytes(100), Time::ns(100));
   const auto flows = parse_flows_csv(
