@@ -43,7 +43,7 @@ const std::string kSmallModel =
 const std::string kEqualStages =
     "model: {layers: 8, hidden: 1024, heads: 8, ffn: 4096, vocab: 64, gated_mlp: false}\n"
     "compute: {device: h100, launch_overhead: 0us, kernel_times: " STEPSIM_SOURCE_DIR
-    "/tests/inputs/good/no_embedding_or_head_kernels.yaml}\n";
+    "/tests/inputs/kernels/no_embedding_or_head.yaml}\n";
 
 // No software latency, line-rate links: transfers cost only bytes / bandwidth.
 ExecutorOptions ideal_options(std::vector<int> detail) {
@@ -141,7 +141,7 @@ TEST(Executor, InterleavingDividesTheBubbleByV) {
 const std::string kEqualChunks =
     "model: {layers: 8, hidden: 1024, heads: 8, ffn: 4096, vocab: 64, gated_mlp: false}\n"
     "compute: {device: h100, launch_overhead: 0us, kernel_times: " STEPSIM_SOURCE_DIR
-    "/tests/inputs/good/equal_chunks_kernels.yaml}\n";
+    "/tests/inputs/kernels/equal_chunks.yaml}\n";
 
 TEST(Executor, InterleavedTransfersCrossEveryVirtualStageBoundaryOnTheCriticalPath) {
   // Interleaved 1F1B, p = 2 stages, v = 2 chunks, m = p = 2 micro-batches: Megatron runs every
