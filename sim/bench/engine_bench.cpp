@@ -178,8 +178,8 @@ void BM_AllToAll(benchmark::State& state) {
   const int endpoints = static_cast<int>(state.range(0));
   AllToAllRun run;
   for (auto _ : state) {
-    run = run_all_to_all(endpoints, state.range(1) != 0,
-                         static_cast<double>(state.range(2)) * 1e-4);
+    run =
+        run_all_to_all(endpoints, state.range(1) != 0, static_cast<double>(state.range(2)) * 1e-4);
     if (std::count(run.finish_s.begin(), run.finish_s.end(), -1.0) != 0)
       state.SkipWithError("not every flow completed");
   }

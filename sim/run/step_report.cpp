@@ -92,6 +92,7 @@ StepReport make_step_report(const Scenario& scenario, const workloads::Workload&
   r.model = spec.model.name;
   r.layout = layout_text(spec);
   r.world_size = workload.world_size();
+  r.idle_tolerance = scenario.network.idle_tolerance;
   r.step_time = result.step_time;
   r.tokens_per_step = spec.tokens_per_step();
   r.samples_per_step = spec.training.global_batch;
@@ -179,7 +180,14 @@ void print_memory(std::ostream& out, const std::vector<workloads::MemoryEstimate
 void print_summary(std::ostream& out, const StepReport& r) {
   out << fmt::format("stepsim {} - scenario '{}'\n", kVersion, r.scenario);
   out << fmt::format("  topology  {} ({} accelerators)\n", r.topology, r.world_size);
-  out << fmt::format("  model     {}, {}\n\n", r.model, r.layout);
+  out << fmt::format("  model     {}, {}\n", r.model, r.layout);
+  if (r.idle_tolerance > 0) {
+    out << fmt::format(
+        "  network   idle tolerance {:g}%: rates re-solved after departures only beyond it "
+        "(approximate; docs/collectives.md)\n",
+        100 * r.idle_tolerance);
+  }
+  out << '\n';
   out << fmt::format("Step time        {}\n", format_time(r.step_time));
   out << fmt::format("Throughput       {:.0f} tokens/s, {:.2f} samples/s\n", r.tokens_per_s,
                      r.samples_per_s);
@@ -308,7 +316,10 @@ nlohmann::ordered_json to_json(const StepReport& r) {
                       {"warning", m.warning}});
   }
   j["memory"] = memory;
-  j["simulation"] = {{"operations", r.operations}, {"transfers", r.flows}, {"events", r.events}};
+  j["simulation"] = {{"operations", r.operations},
+                     {"transfers", r.flows},
+                     {"events", r.events},
+                     {"idle_tolerance", r.idle_tolerance}};
   j["resolved_scenario"] = r.resolved_scenario;
   return j;
 }

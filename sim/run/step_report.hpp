@@ -46,6 +46,7 @@ struct StepReport {
   std::string model;
   std::string layout;  // "tp8 pp8 dp16 (1f1b, zero1)"
   int world_size = 0;
+  double idle_tolerance = 0.0;  // network.idle_tolerance (0: exact max-min)
   Time step_time;
   std::int64_t tokens_per_step = 0;
   std::int64_t samples_per_step = 0;

@@ -115,9 +115,10 @@ TEST(Report, HasEveryDocumentedKeyWithItsTypeAndNoOther) {
   for (const json& m : report.at("memory"))
     expect_documented(m, docs.at("`memory[]`"), "memory[]");
   const json& sim = report.at("simulation");
-  EXPECT_EQ(sim.size(), 3u);
+  EXPECT_EQ(sim.size(), 4u);
   for (const char* key : {"operations", "transfers", "events"})
     EXPECT_TRUE(sim.at(key).is_number_integer()) << key;
+  EXPECT_EQ(sim.at("idle_tolerance"), 0.0) << "exact max-min unless the scenario asks";
 }
 
 TEST(Report, FiguresFollowFromTheScenario) {
@@ -183,6 +184,17 @@ TEST(Report, ResolvedScenarioShowsOverridesAsWritten) {
   EXPECT_EQ(s.at("training").at("global_batch"), "16");
   EXPECT_EQ(s.at("training").at("seq_len"), "2048");
   EXPECT_EQ(r.at("tokens_per_step"), 16 * 2048);
+}
+
+TEST(Report, IdleToleranceIsReportedAndAnnounced) {
+  const json r = report_of(kPipeline, {"-o", "network.idle_tolerance=0.05"});
+  EXPECT_EQ(r.at("simulation").at("idle_tolerance"), 0.05);
+  const auto text =
+      run_stepsim({"run", source_file(kPipeline), "-o", "network.idle_tolerance=0.05"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("network   idle tolerance 5%"), std::string::npos) << text.out;
+  const auto exact = run_stepsim({"run", source_file(kPipeline)});
+  EXPECT_EQ(exact.out.find("idle tolerance"), std::string::npos) << "said only when it is on";
 }
 
 TEST(Report, UnwritableReportIsAnInputError) {
