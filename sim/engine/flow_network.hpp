@@ -129,7 +129,8 @@ class FlowNetwork : private Simulator::InstantEndListener {
   // The flow's current rate in bytes/s, summed over its parts still draining; 0 once drained or
   // unknown. Reflects the last solve (the end of the last instant with changes).
   BytesPerSecond current_rate(FlowId flow) const;
-  // Current load of a link (sum of the rates crossing it), as of the last solve.
+  // Current load of a link (sum of the rates crossing it), as of the last solve; with
+  // idle_tolerance, less the departures it deferred since.
   BytesPerSecond load(LinkId link) const { return BytesPerSecond(link_load_[link.value]); }
 
   LinkStatistics link_statistics(LinkId link) const;
