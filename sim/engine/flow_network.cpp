@@ -23,6 +23,13 @@ constexpr double kFixedRateMargin = 1e-9;
 constexpr double kSaturatedMargin = 1e-7;
 // Drain ends are capped here (about 46 days), far beyond any step, to stay clear of overflow.
 constexpr double kMaxDrainPs = 4e18;
+// The solve's loops over classes read one random cache line per class and little else, so they
+// wait on memory; they ask for the line of the class this many places ahead (in their list) early.
+constexpr std::size_t kPrefetchAhead = 8;
+
+void prefetch(const void* address) {
+  __builtin_prefetch(address);
+}
 
 // Time in whole picoseconds to drain `bytes` at `rate`, rounded up so that a flow never finishes
 // before its bytes could drain. The slack (1e-3 ps plus a relative 1e-12) absorbs the rounding
@@ -584,7 +591,10 @@ void FlowNetwork::solve() {
   for (;;) {
     for (std::size_t q = 0; q < scan_queue_.size(); ++q) {
       const std::uint32_t j = link_local_[scan_queue_[q]];
-      for (const std::uint32_t cls : link_classes_[scan_queue_[q]]) {
+      const std::vector<std::uint32_t>& on_link = link_classes_[scan_queue_[q]];
+      for (std::size_t k = 0; k < on_link.size(); ++k) {
+        if (k + kPrefetchAhead < on_link.size()) prefetch(&hot_[on_link[k + kPrefetchAhead]]);
+        const std::uint32_t cls = on_link[k];
         ClassHot& c = hot_[cls];
         if (c.mark == stamp_) continue;
         if (c.rate > 0.0 && c.rate < fixed_below) {  // the only classes a crossed link leaves out
@@ -622,8 +632,10 @@ void FlowNetwork::solve() {
       if (comp_crossed_[j] == 0) {
         local_fixed_load_[j] = 0.0;
         local_fixed_count_[j] = 0;
-        for (const std::uint32_t cls : link_classes_[comp_links_[j]]) {
-          const ClassHot& c = hot_[cls];
+        const std::vector<std::uint32_t>& on_link = link_classes_[comp_links_[j]];
+        for (std::size_t k = 0; k < on_link.size(); ++k) {
+          if (k + kPrefetchAhead < on_link.size()) prefetch(&hot_[on_link[k + kPrefetchAhead]]);
+          const ClassHot& c = hot_[on_link[k]];
           if (c.mark == stamp_) continue;
           local_fixed_load_[j] += static_cast<double>(c.flows) * c.rate;
           local_fixed_count_[j] += c.flows;
@@ -665,6 +677,10 @@ void FlowNetwork::solve() {
   local_load_.assign(local_fixed_load_.begin(), local_fixed_load_.end());
   local_count_.assign(local_fixed_count_.begin(), local_fixed_count_.end());
   for (std::size_t i = 0; i < nc; ++i) {
+    if (i + kPrefetchAhead < nc) {
+      prefetch(&hot_[comp_classes_[i + kPrefetchAhead]]);
+      prefetch(&drain_[comp_classes_[i + kPrefetchAhead]]);
+    }
     const std::uint32_t cls = comp_classes_[i];
     ClassHot& h = hot_[cls];
     const double rate = local_rate_[i];
