@@ -64,8 +64,10 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
 
   double level = 0.0;
   std::uint32_t stamp = 0;
+  std::size_t unfrozen_classes = classes;
   auto freeze = [&](std::uint32_t c) {
     frozen_[c] = 1;
+    --unfrozen_classes;
     rate[c] = level;
     const double n = static_cast<double>(class_flows[c]);
     for (std::uint32_t p = path_offsets[c]; p < path_offsets[c + 1]; ++p) {
@@ -79,7 +81,8 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     }
   };
   std::size_t next_cap = 0;
-  for (;;) {
+  // Until every class is frozen: the links left in the heap then have no unfrozen flows.
+  while (unfrozen_classes > 0) {
     while (next_cap < caps_.size() && frozen_[caps_[next_cap].cls] != 0)
       ++next_cap;
     // Bring the top up to date: a link whose classes all froze leaves, one whose share grew since
