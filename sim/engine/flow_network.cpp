@@ -606,7 +606,8 @@ void FlowNetwork::solve() {
         comp_classes_.push_back(cls);
         local_flows_.push_back(c.flows);
         for (const std::uint32_t l : path(cls)) {
-          visit_link(l, saturated(l));
+          // (Most links are met again; the saturation test is only for the first meeting.)
+          if (link_mark_[l] != stamp_) visit_link(l, saturated(l));
           local_path_.push_back(link_local_[l]);
         }
         local_offsets_.push_back(static_cast<std::uint32_t>(local_path_.size()));
