@@ -159,20 +159,36 @@ class FlowNetwork : private Simulator::InstantEndListener {
  private:
   static constexpr std::uint32_t kNone = 0xffffffffu;
 
+  // A class's fields are split in three by use. What the component search, the boundary sums and
+  // the local problem read for every class they visit (often thousands per solve, in an order
+  // that defeats the caches) is one cache line, ClassHot, path included when it is short; what a
+  // rate change and the drain heap need is ClassDrain (half a line); the rest, read when flows
+  // start or finish, is FlowClass.
+  static constexpr std::size_t kInlinePath = 11;  // fills ClassHot's cache line
+  struct alignas(64) ClassHot {
+    double rate = 0.0;  // bytes/s per flow
+    std::uint32_t flows = 0;
+    std::uint32_t mark = 0;  // component search stamp
+    std::uint32_t path_size = 0;
+    // The path when it has at most kInlinePath links (else in FlowClass::long_path).
+    std::uint32_t path[kInlinePath] = {};
+  };
+  static_assert(sizeof(ClassHot) == 64);
+  // (A class's drain end is kept in its drain heap entry only.)
+  struct alignas(32) ClassDrain {
+    double drained = 0.0;         // D: bytes drained by each flow of the class since its creation
+    std::int64_t settled_ps = 0;  // time up to which `drained` is computed
+    double first_target = 0.0;    // FlowClass::targets.front().first (when active)
+    std::uint32_t heap_pos = kNone;  // position in drain_heap_
+  };
+  static_assert(sizeof(ClassDrain) == 32);
   struct FlowClass {
-    std::vector<std::uint32_t> links;         // the path
-    std::vector<std::uint32_t> slot_in_link;  // position in link_classes_[links[i]] when active
+    std::vector<std::uint32_t> long_path;     // the path when longer than kInlinePath links
+    std::vector<std::uint32_t> slot_in_link;  // position in link_classes_[path[i]] when active
     std::vector<std::pair<double, std::uint32_t>> targets;  // min-heap of (D target, part)
     std::uint64_t hash = 0;
     Time latency;
-    double rate = 0.0;              // bytes/s per flow
-    double drained = 0.0;           // D: bytes drained by each flow of the class since its creation
-    std::int64_t settled_ps = 0;    // time up to which `drained` is computed
-    std::int64_t drain_end_ps = 0;  // drain end of the first target (when active)
-    std::uint32_t flows = 0;
-    std::uint32_t heap_pos = kNone;  // position in drain_heap_
     std::uint32_t next_same_hash = kNone;
-    std::uint32_t mark = 0;  // component search stamp
     bool dirty = false;
     bool in_use = false;
   };
@@ -205,7 +221,13 @@ class FlowNetwork : private Simulator::InstantEndListener {
   void finish_part(std::uint32_t part, Time at);
   void deliver(std::uint32_t flow);
   void drain_event();
-  void settle_class(FlowClass& c, std::int64_t now_ps);
+  // The class's links, from ClassHot or FlowClass::long_path.
+  std::span<const std::uint32_t> path(std::uint32_t cls) const {
+    const ClassHot& h = hot_[cls];
+    return h.path_size <= kInlinePath ? std::span<const std::uint32_t>(h.path, h.path_size)
+                                      : std::span<const std::uint32_t>(classes_[cls].long_path);
+  }
+  void settle_class(std::uint32_t cls, std::int64_t now_ps);
   void update_drain_end(std::uint32_t cls);
   void reschedule_drain_event();
   void settle_link(std::uint32_t link, std::int64_t now_ps);
@@ -216,7 +238,8 @@ class FlowNetwork : private Simulator::InstantEndListener {
   void solve();
 
   // Indexed min-heap of active classes on (drain_end_ps, class index).
-  void heap_place(std::uint32_t cls);
+  // Puts the class in the heap with drain end `end_ps`, or moves it there.
+  void heap_place(std::uint32_t cls, std::int64_t end_ps);
   void heap_remove(std::uint32_t cls);
   void heap_sift_up(std::uint32_t pos);
   void heap_sift_down(std::uint32_t pos);
@@ -243,6 +266,8 @@ class FlowNetwork : private Simulator::InstantEndListener {
 
   // Classes, parts, flows.
   std::vector<FlowClass> classes_;
+  std::vector<ClassHot> hot_;      // parallel to classes_
+  std::vector<ClassDrain> drain_;  // parallel to classes_
   std::vector<std::uint32_t> free_classes_;
   // Path hash -> first class of its chain (next_same_hash); allocates nothing per class (classes
   // come and go with every flow of a training step).

@@ -53,7 +53,7 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
       caps_.push_back({share_[l], link_classes_[link_offsets_[l]]});
     } else {
       heap_pos_[l] = static_cast<std::uint32_t>(heap_.size());
-      heap_.push_back(l);
+      heap_.push_back({share_[l], l});
     }
   }
   for (std::size_t i = heap_.size() / 2; i-- > 0;)
@@ -64,8 +64,10 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
 
   double level = 0.0;
   std::uint32_t stamp = 0;
+  std::size_t unfrozen_classes = classes;
   auto freeze = [&](std::uint32_t c) {
     frozen_[c] = 1;
+    --unfrozen_classes;
     rate[c] = level;
     const double n = static_cast<double>(class_flows[c]);
     for (std::uint32_t p = path_offsets[c]; p < path_offsets[c + 1]; ++p) {
@@ -79,20 +81,35 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     }
   };
   std::size_t next_cap = 0;
-  for (;;) {
+  // Until every class is frozen: the links left in the heap then have no unfrozen flows.
+  while (unfrozen_classes > 0) {
     while (next_cap < caps_.size() && frozen_[caps_[next_cap].cls] != 0)
       ++next_cap;
+    // Bring the top up to date: a link whose classes all froze leaves, one whose share grew since
+    // it was placed goes down with its current share, until the top holds its current share (then
+    // it is the smallest share of all, as every other key is at most its link's share).
+    while (!heap_.empty()) {
+      const std::uint32_t top = heap_[0].link;
+      if (unfrozen_[top] == 0) {
+        remove_at(0);
+      } else if (heap_[0].key < share_[top]) {
+        heap_[0].key = share_[top];
+        sift_down(0);
+      } else {
+        break;
+      }
+    }
     const bool have_cap = next_cap < caps_.size();
     if (!have_cap && heap_.empty()) break;
     ++stamp;
     // In exact arithmetic shares only grow as the water rises; rounding may make a later share a
     // hair lower than the level reached, which the max() absorbs.
-    if (have_cap && (heap_.empty() || caps_[next_cap].share <= share_[heap_[0]])) {
+    if (have_cap && (heap_.empty() || caps_[next_cap].share <= heap_[0].key)) {
       level = std::max(level, caps_[next_cap].share);
       freeze(caps_[next_cap].cls);
       ++next_cap;
     } else {
-      const std::uint32_t l = heap_[0];
+      const std::uint32_t l = heap_[0].link;
       remove_at(0);
       level = std::max(level, share_[l]);
       for (std::uint32_t k = link_offsets_[l]; k < link_offsets_[l + 1]; ++k) {
@@ -100,71 +117,62 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
       }
     }
     // A link's share only grows when classes below it freeze (they take level <= share per flow
-    // off it), so a sift down restores the heap; rounding can lower it by a hair, which the sift
-    // up (then one comparison) takes care of.
+    // off it): its key stays as a lower bound until it reaches the top. Rounding can lower a share
+    // by a hair below its key, which a sift up (then one comparison) takes care of at once. A link
+    // left without unfrozen flows stays until it reaches the top.
     for (const std::uint32_t l2 : touched_) {
-      if (heap_pos_[l2] == kAbsent) continue;  // a private link, or the link just popped
-      if (unfrozen_[l2] == 0) {
-        remove_at(heap_pos_[l2]);
-      } else {
-        const double share = std::max(remaining_[l2], 0.0) / static_cast<double>(unfrozen_[l2]);
-        const bool lower = share < share_[l2];
-        share_[l2] = share;
-        if (lower) {
-          sift_up(heap_pos_[l2]);
-        } else {
-          sift_down(heap_pos_[l2]);
-        }
+      // A private link, the link just popped, or one to drop at the top.
+      if (heap_pos_[l2] == kAbsent || unfrozen_[l2] == 0) continue;
+      const double share = std::max(remaining_[l2], 0.0) / static_cast<double>(unfrozen_[l2]);
+      share_[l2] = share;
+      if (share < heap_[heap_pos_[l2]].key) {
+        heap_[heap_pos_[l2]].key = share;
+        sift_up(heap_pos_[l2]);
       }
     }
     touched_.clear();
   }
 }
 
-bool MaxMinSolver::before(std::uint32_t a, std::uint32_t b) const {
-  return share_[a] < share_[b] || (share_[a] == share_[b] && a < b);
-}
-
 void MaxMinSolver::remove_at(std::uint32_t pos) {
-  const std::uint32_t gone = heap_[pos];
-  heap_pos_[gone] = kAbsent;
-  const std::uint32_t last = heap_.back();
+  heap_pos_[heap_[pos].link] = kAbsent;
+  const Entry last = heap_.back();
   heap_.pop_back();
   if (pos < heap_.size()) {
     heap_[pos] = last;
-    heap_pos_[last] = pos;
+    heap_pos_[last.link] = pos;
     sift_up(pos);
-    sift_down(heap_pos_[last]);
+    sift_down(heap_pos_[last.link]);
   }
 }
 
 void MaxMinSolver::sift_up(std::uint32_t pos) {
-  const std::uint32_t l = heap_[pos];
+  const Entry e = heap_[pos];
   while (pos > 0) {
     const std::uint32_t parent = (pos - 1) / 2;
-    if (!before(l, heap_[parent])) break;
+    if (!before(e, heap_[parent])) break;
     heap_[pos] = heap_[parent];
-    heap_pos_[heap_[pos]] = pos;
+    heap_pos_[heap_[pos].link] = pos;
     pos = parent;
   }
-  heap_[pos] = l;
-  heap_pos_[l] = pos;
+  heap_[pos] = e;
+  heap_pos_[e.link] = pos;
 }
 
 void MaxMinSolver::sift_down(std::uint32_t pos) {
-  const std::uint32_t l = heap_[pos];
+  const Entry e = heap_[pos];
   const auto n = static_cast<std::uint32_t>(heap_.size());
   for (;;) {
     std::uint32_t child = 2 * pos + 1;
     if (child >= n) break;
     if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
-    if (!before(heap_[child], l)) break;
+    if (!before(heap_[child], e)) break;
     heap_[pos] = heap_[child];
-    heap_pos_[heap_[pos]] = pos;
+    heap_pos_[heap_[pos].link] = pos;
     pos = child;
   }
-  heap_[pos] = l;
-  heap_pos_[l] = pos;
+  heap_[pos] = e;
+  heap_pos_[e.link] = pos;
 }
 
 }  // namespace stepsim::engine

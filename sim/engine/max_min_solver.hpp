@@ -14,7 +14,10 @@
 // Cost: O(E log L) for E = sum of path lengths over classes and L links, using an indexed heap of
 // the shared links keyed by fair share (a link only one class crosses is a cap on that class). Ties
 // between links of equal share are broken by link index, so results never depend on anything but
-// the input.
+// the input (nor on how the heap is kept, as long as it yields the smallest (share, link) first).
+// A freeze raises the share of most links it touches; the heap keeps the old, lower key of such
+// a link (a lower bound) and moves it down only when it comes to the top, so a link touched by
+// many freezes is sifted once instead of once per freeze.
 #pragma once
 
 #include <cstdint>
@@ -43,24 +46,30 @@ class MaxMinSolver {
     double share;  // capacity / flows of a link that only this class crosses
     std::uint32_t cls;
   };
+  struct Entry {
+    double key;  // <= share_[link]: the share when the entry was last placed
+    std::uint32_t link;
+  };
 
-  // Heap order: smaller fair share first, ties by link index.
-  bool before(std::uint32_t a, std::uint32_t b) const;
+  // Heap order: smaller key first, ties by link index.
+  static bool before(const Entry& a, const Entry& b) {
+    return a.key < b.key || (a.key == b.key && a.link < b.link);
+  }
   void remove_at(std::uint32_t pos);
   void sift_up(std::uint32_t pos);
   void sift_down(std::uint32_t pos);
 
   std::vector<double> remaining_;            // per link: capacity not yet given to frozen flows
   std::vector<std::uint64_t> unfrozen_;      // per link: unfrozen flows crossing it
-  std::vector<double> share_;                // per link: remaining / unfrozen (the heap key)
+  std::vector<double> share_;                // per link: remaining / unfrozen
   std::vector<std::uint32_t> heap_pos_;      // per link: position in heap_, kAbsent when not there
   std::vector<std::uint32_t> link_offsets_;  // link -> classes (transpose of the paths)
   std::vector<std::uint32_t> link_classes_;
   std::vector<std::uint32_t> touched_;
   std::vector<std::uint32_t> touched_mark_;
   std::vector<std::uint8_t> frozen_;
-  std::vector<Cap> caps_;            // sorted by share
-  std::vector<std::uint32_t> heap_;  // links
+  std::vector<Cap> caps_;  // sorted by share
+  std::vector<Entry> heap_;
 };
 
 }  // namespace stepsim::engine
