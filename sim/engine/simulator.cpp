@@ -56,9 +56,9 @@ void Simulator::run_until(Time limit) {
 void Simulator::run_events(Time limit) {
   const std::int64_t limit_ps = limit.picoseconds();
   for (;;) {
-    if (!bucket_heap_.empty() && buckets_[bucket_heap_[0]].time_ps <= limit_ps) {
-      Bucket& bucket = buckets_[bucket_heap_[0]];
-      const std::int64_t time_ps = bucket.time_ps;
+    if (!bucket_heap_.empty() && bucket_heap_[0].time_ps <= limit_ps) {
+      const std::int64_t time_ps = bucket_heap_[0].time_ps;
+      Bucket& bucket = buckets_[bucket_heap_[0].bucket];
       if (time_ps > now_.picoseconds() && !instant_end_.empty()) {
         fire_instant_end();
         continue;
@@ -115,32 +115,42 @@ void Simulator::push(std::int64_t time_ps, const QueueEntry& entry) {
   bucket.entries.push_back(entry);
   bucket_at_.insert(key, b);
   std::size_t i = bucket_heap_.size();
-  bucket_heap_.push_back(b);
+  bucket_heap_.push_back({time_ps, b});
   while (i > 0) {
     const std::size_t parent = (i - 1) / 2;
-    if (!bucket_before(b, bucket_heap_[parent])) break;
+    if (time_ps >= bucket_heap_[parent].time_ps) break;
     bucket_heap_[i] = bucket_heap_[parent];
     i = parent;
   }
-  bucket_heap_[i] = b;
+  bucket_heap_[i] = {time_ps, b};
 }
 
 void Simulator::retire_front_bucket() {
-  const std::uint32_t front = bucket_heap_[0];
-  bucket_at_.erase(static_cast<std::uint64_t>(buckets_[front].time_ps));
-  free_buckets_.push_back(front);
-  const std::uint32_t last = bucket_heap_.back();
+  const HeapEntry front = bucket_heap_[0];
+  bucket_at_.erase(static_cast<std::uint64_t>(front.time_ps));
+  free_buckets_.push_back(front.bucket);
+  const HeapEntry last = bucket_heap_.back();
   bucket_heap_.pop_back();
   const std::size_t n = bucket_heap_.size();
   if (n == 0) return;
+  // Bottom-up pop: the hole at the root goes down to a leaf along the smaller children (one
+  // comparison per level, chosen without a branch), then the last entry rises from there. The
+  // last entry usually belongs near the bottom, so this beats sifting it down from the root,
+  // whose second comparison per level is a coin toss for the branch predictor. Times are distinct
+  // per bucket, so the heap holds the same order either way.
   std::size_t i = 0;
-  for (;;) {
-    std::size_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && bucket_before(bucket_heap_[child + 1], bucket_heap_[child])) ++child;
-    if (!bucket_before(bucket_heap_[child], last)) break;
+  for (std::size_t child = 1; child < n; child = 2 * i + 1) {
+    if (child + 1 < n)
+      child +=
+          static_cast<std::size_t>(bucket_heap_[child + 1].time_ps < bucket_heap_[child].time_ps);
     bucket_heap_[i] = bucket_heap_[child];
     i = child;
+  }
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (bucket_heap_[parent].time_ps < last.time_ps) break;
+    bucket_heap_[i] = bucket_heap_[parent];
+    i = parent;
   }
   bucket_heap_[i] = last;
 }

@@ -109,17 +109,19 @@ class Simulator {
   void run_events(Time limit);
   void push(std::int64_t time_ps, const QueueEntry& entry);
   void retire_front_bucket();
-  bool bucket_before(std::uint32_t a, std::uint32_t b) const {
-    return buckets_[a].time_ps < buckets_[b].time_ps;
-  }
+  // A heap entry carries its bucket's time, so that sifting compares without reading buckets.
+  struct HeapEntry {
+    std::int64_t time_ps;
+    std::uint32_t bucket;
+  };
   void fire_instant_end();
 
   Time now_ = Time::zero();
   std::uint64_t next_sequence_ = 1;
   std::vector<Bucket> buckets_;  // pool; free ones keep their capacity
   std::vector<std::uint32_t> free_buckets_;
-  std::vector<std::uint32_t> bucket_heap_;  // binary min-heap on time (distinct per bucket)
-  FlatIndex bucket_at_;                     // time_ps -> bucket
+  std::vector<HeapEntry> bucket_heap_;  // binary min-heap on time (distinct per bucket)
+  FlatIndex bucket_at_;                 // time_ps -> bucket
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<InstantEndListener*> instant_end_;
