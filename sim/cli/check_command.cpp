@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <ostream>
+#include <string>
 
 #include "sim/cli/command.hpp"
 #include "sim/run/step_report.hpp"
@@ -40,9 +41,17 @@ Command add_check_command(CLI::App& app) {
                                    spec.parallel.world_size());
             ctx.out << fmt::format(
                 "  batch     {} sequences of {} tokens per step; {} micro-batches of {} per "
-                "data-parallel replica\n\n",
+                "data-parallel replica\n",
                 spec.training.global_batch, spec.training.seq_len, spec.micro_batches(),
                 spec.training.micro_batch);
+            const NetworkSettings& net = scenario.network;
+            ctx.out << fmt::format("  network   collectives {}, {} links, ECMP {}, {}\n\n",
+                                   net.algorithm, net.calibrated ? "calibrated" : "line-rate",
+                                   net.ecmp == topology::EcmpMode::kHash ? "hash" : "spread",
+                                   net.idle_tolerance > 0
+                                       ? fmt::format("idle tolerance {:g}% (approximate max-min)",
+                                                     100 * net.idle_tolerance)
+                                       : std::string("exact max-min"));
             print_memory(ctx.out, workloads::estimate_memory(spec));
             return 0;
           }};

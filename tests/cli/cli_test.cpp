@@ -58,10 +58,17 @@ TEST(Cli, CheckSaysWhatTheScenarioResolvedToAndWhetherItFits) {
   ASSERT_EQ(r.code, 0) << r.err;
   // GPT-3 175B (Brown et al. 2020): 174.6B parameters; TP8 PP8 DP16 on 128 DGX H100 nodes;
   // 1536 sequences / (dp 16 x micro-batch 1) = 96 micro-batches per replica.
-  for (const char* text : {"1024 accelerators", "174.6B parameters", "tp8 pp8 dp16 sp",
-                           "96 micro-batches of 1", "Memory per rank", "stage 7"})
+  for (const char* text :
+       {"1024 accelerators", "174.6B parameters", "tp8 pp8 dp16 sp", "96 micro-batches of 1",
+        "Memory per rank", "stage 7",
+        "network   collectives auto, calibrated links, ECMP hash, exact max-min"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
   EXPECT_EQ(r.out.find("EXCEEDS"), std::string::npos) << r.out;
+  r = run({"check", file, "-o", "network.idle_tolerance=0.05", "-o", "network.algorithm=ring"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("collectives ring, calibrated links, ECMP hash, idle tolerance 5%"),
+            std::string::npos)
+      << r.out;
   // Without pipeline or tensor parallelism the model cannot fit one 80 GB H100.
   r = run({"check", file, "-o", "parallelism.tp=1", "-o", "parallelism.pp=1", "-o",
            "parallelism.dp=1024", "-o", "parallelism.vpp=1", "-o", "parallelism.schedule=1f1b",
