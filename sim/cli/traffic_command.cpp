@@ -15,6 +15,7 @@
 #include "sim/collectives/placement.hpp"
 #include "sim/collectives/traffic.hpp"
 #include "sim/common/input_error.hpp"
+#include "sim/engine/flow_network.hpp"
 #include "topology/load_topology.hpp"
 
 namespace stepsim::cli {
@@ -55,7 +56,7 @@ Command add_traffic_command(CLI::App& app) {
   sub->add_option("--idle-tolerance", options->idle_tolerance,
                   "Defer re-solves after departures while saturated links stay within this "
                   "idle fraction (0: exact max-min; 0.05 for large all-to-alls)")
-      ->check(CLI::Range(0.0, 0.5))
+      ->check(CLI::Range(0.0, engine::kMaxIdleTolerance))
       ->capture_default_str();
   sub->add_flag("--json", options->json, "Print JSON (every flow and every used link)");
   return {

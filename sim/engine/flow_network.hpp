@@ -70,6 +70,10 @@ struct WeightedPath {
   double weight = 1.0;
 };
 
+// The largest idle tolerance (below) that scenarios and the command line accept; beyond it the
+// rates would be too stale to mean much.
+inline constexpr double kMaxIdleTolerance = 0.5;
+
 struct FlowNetworkOptions {
   // Re-solve every active flow at every change instead of the touched component only. Slower;
   // kept to check the incremental solve against.

@@ -2,6 +2,7 @@
 
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/common/input_error.hpp"
+#include "sim/engine/flow_network.hpp"
 #include "topology/load_topology.hpp"
 
 namespace stepsim {
@@ -33,7 +34,8 @@ NetworkSettings parse_network_settings(const config::Node* network) {
     s.ecmp = n->as_choice({"hash", "spread"}) == "hash" ? topology::EcmpMode::kHash
                                                         : topology::EcmpMode::kSpread;
   }
-  if (auto n = network->find("idle_tolerance")) s.idle_tolerance = n->as_double(0.0, 0.5);
+  if (auto n = network->find("idle_tolerance"))
+    s.idle_tolerance = n->as_double(0.0, engine::kMaxIdleTolerance);
   return s;
 }
 
