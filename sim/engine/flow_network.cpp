@@ -338,9 +338,13 @@ void FlowNetwork::settle_class(std::uint32_t cls, std::int64_t now_ps) {
   }
 }
 
-void FlowNetwork::update_drain_end(std::uint32_t cls) {
+std::int64_t FlowNetwork::drain_end_ps(std::uint32_t cls) const {
   const ClassDrain& d = drain_[cls];
-  heap_place(cls, d.settled_ps + drain_ps(d.first_target - d.drained, hot_[cls].rate));
+  return d.settled_ps + drain_ps(d.first_target - d.drained, hot_[cls].rate);
+}
+
+void FlowNetwork::update_drain_end(std::uint32_t cls) {
+  heap_place(cls, drain_end_ps(cls));
 }
 
 void FlowNetwork::reschedule_drain_event() {
@@ -688,9 +692,9 @@ void FlowNetwork::solve() {
     if (h.rate == 0.0 || std::fabs(rate - h.rate) > kRateChangeTolerance * h.rate) {
       settle_class(cls, now_ps);
       h.rate = rate;
-      ClassDrain& d = drain_[cls];
       if (rebuild_heap) {
-        const std::int64_t end_ps = d.settled_ps + drain_ps(d.first_target - d.drained, h.rate);
+        ClassDrain& d = drain_[cls];
+        const std::int64_t end_ps = drain_end_ps(cls);
         if (d.heap_pos == kNone) {
           d.heap_pos = static_cast<std::uint32_t>(drain_heap_.size());
           drain_heap_.push_back({end_ps, cls});

@@ -232,6 +232,8 @@ class FlowNetwork : private Simulator::InstantEndListener {
                                       : std::span<const std::uint32_t>(classes_[cls].long_path);
   }
   void settle_class(std::uint32_t cls, std::int64_t now_ps);
+  // When the class's first target drains at its current rate (whole picoseconds, rounded up).
+  std::int64_t drain_end_ps(std::uint32_t cls) const;
   void update_drain_end(std::uint32_t cls);
   void reschedule_drain_event();
   void settle_link(std::uint32_t link, std::int64_t now_ps);
