@@ -1,8 +1,9 @@
 // Collectives at scale: one AllReduce of 1 GiB over 1,024, 8,192 and 65,536 ranks of a DGX H100
-// SuperPOD (8 GPUs per node, rail-optimized 400G fat-tree), fluid ring and hierarchical, on the
-// calibrated flow network. Reports wall time per simulated collective (planning + simulation;
-// the topology is built once, outside the timing), the plan's transfers, the simulated time and
-// the process's peak resident memory. Figures: docs/performance.md, "Collectives".
+// SuperPOD (8 GPUs per node, rail-optimized 400G fat-tree), fluid ring and the two hierarchical
+// forms (phase after phase, pipelined), on the calibrated flow network. Reports wall time per
+// simulated collective (planning + simulation; the topology is built once, outside the timing),
+// the plan's transfers, the simulated time and the process's peak resident memory. Figures:
+// docs/performance.md, "Collectives".
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -59,6 +60,12 @@ BENCHMARK_CAPTURE(BM_AllReduce, ring_fluid, "ring-fluid")
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 BENCHMARK_CAPTURE(BM_AllReduce, hierarchical, "hierarchical")
+    ->Arg(1024)
+    ->Arg(8192)
+    ->Arg(65536)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_AllReduce, hierarchical_pipelined, "hierarchical-pipelined")
     ->Arg(1024)
     ->Arg(8192)
     ->Arg(65536)

@@ -10,8 +10,8 @@
 //        calibrated in-switch path would make them slower;
 //     b. halving-doubling when S/n <= 64 KiB and more than 2 ranks (latency-bound: log2(n) steps
 //        instead of n-1); for AllGather/ReduceScatter only on powers of two;
-//     c. hierarchical when the group spans several equal domains of >= 2 members and n > 64
-//        (a flat ring pays 2(n-1) step latencies);
+//     c. hierarchical-pipelined when the group spans several equal domains of >= 2 members and
+//        n > 64 (a flat ring pays 2(n-1) step latencies; NCCL pipelines its two-level forms);
 //     d. ring, step by step up to 64 ranks and below 4 MiB per rank (1 MiB when every edge of
 //        the ring is alike: one domain, or one member per domain), fluid otherwise (its plan
 //        grows as n^2 chunks; on large messages the two forms agree within 1%).
@@ -40,8 +40,8 @@ constexpr std::int64_t kLatencyBoundBytesPerRank = std::int64_t{64} << 10;
 class AutoAlgorithm final : public Algorithm {
  public:
   explicit AutoAlgorithm(const AlgorithmRegistry& registry) {
-    for (const char* name :
-         {"direct", "ring", "ring-fluid", "in-switch", "halving-doubling", "hierarchical"})
+    for (const char* name : {"direct", "ring", "ring-fluid", "in-switch", "halving-doubling",
+                             "hierarchical-pipelined"})
       if (registry.contains(name)) algorithms_.emplace(name, registry.create(name));
   }
   std::string_view name() const override { return "auto"; }
@@ -84,7 +84,8 @@ class AutoAlgorithm final : public Algorithm {
         (op.kind == OpKind::kAllReduce || power_of_two))
       return get("halving-doubling");
     const auto per_domain = group.uniform_domain_size();
-    if (domains >= 2 && per_domain && *per_domain >= 2 && large_ring) return get("hierarchical");
+    if (domains >= 2 && per_domain && *per_domain >= 2 && large_ring)
+      return get("hierarchical-pipelined");
     const bool uniform_edges = domains <= 1 || (per_domain && *per_domain == 1);
     const bool large_message =
         op.size.count() / n >=

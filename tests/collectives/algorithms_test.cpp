@@ -157,6 +157,22 @@ TEST(Algorithms, HierarchicalIsAboutThreeTransfersPerRank) {
   EXPECT_LE(plan.size(), 3u * 32 + 32);
 }
 
+TEST(Algorithms, PipelinedHierarchicalMovesTheSameBytesInTwoParts) {
+  // The first chunk and the bulk move the bytes of the phased plan between them; about 6n
+  // transfers. The bulk's inter phase waits for the first chunk's reduce-scatter, not for its own.
+  const auto shape = GroupShape::uniform(4, 8);
+  const Plan plan = make("hierarchical-pipelined", OpKind::kAllReduce, Bytes(64 * kMiB), shape);
+  expect_every_member_sends(plan, 32, Bytes(124 * kMiB));
+  EXPECT_LE(plan.size(), 6u * 32 + 64);
+  EXPECT_GT(plan.size(), 3u * 32 + 32);
+  for (OpKind kind : {OpKind::kAllGather, OpKind::kReduceScatter}) {
+    const Plan phased = make("hierarchical", kind, Bytes(64 * kMiB), shape);
+    const Plan pipelined = make("hierarchical-pipelined", kind, Bytes(64 * kMiB), shape);
+    EXPECT_EQ(pipelined.bytes_sent(32), phased.bytes_sent(32)) << to_string(kind);
+    EXPECT_EQ(pipelined.bytes_received(32), phased.bytes_received(32)) << to_string(kind);
+  }
+}
+
 TEST(Algorithms, InSwitchNeedsAReducingSwitch) {
   const auto registry = builtin_algorithms();
   const Operation op = op_of(OpKind::kAllReduce, Bytes(8 * kMiB));
@@ -191,7 +207,8 @@ TEST(Algorithms, AutoFollowsItsDocumentedRules) {
   EXPECT_EQ(pick(OpKind::kReduceScatter, 256 * kMiB, GroupShape::single_domain(8, true)),
             "ring-fluid");
   EXPECT_EQ(pick(OpKind::kAllReduce, 4096, GroupShape::single_domain(8, true)), "halving-doubling");
-  EXPECT_EQ(pick(OpKind::kAllReduce, 256 * kMiB, GroupShape::uniform(16, 8)), "hierarchical");
+  EXPECT_EQ(pick(OpKind::kAllReduce, 256 * kMiB, GroupShape::uniform(16, 8)),
+            "hierarchical-pipelined");
   EXPECT_EQ(pick(OpKind::kAllReduce, 256 * kMiB, GroupShape::single_domain(128)), "ring-fluid");
   EXPECT_EQ(pick(OpKind::kBroadcast, kMiB, GroupShape::single_domain(8)), "ring");
 }
@@ -205,8 +222,8 @@ TEST(Algorithms, UnknownAlgorithmSuggestsTheClosest) {
     EXPECT_NE(std::string(e.what()).find("did you mean 'ring'"), std::string::npos) << e.what();
   }
   const auto names = registry.names();
-  for (const char* name : {"auto", "direct", "halving-doubling", "hierarchical", "in-switch",
-                           "ring", "ring-fluid", "tree"})
+  for (const char* name : {"auto", "direct", "halving-doubling", "hierarchical",
+                           "hierarchical-pipelined", "in-switch", "ring", "ring-fluid", "tree"})
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
 }
 

@@ -125,5 +125,58 @@ TEST(ClosedForm, InSwitchAllReduce) {
                expected);
 }
 
+// Two levels: D = 4 domains of m = 8 (32 ranks). Per member, each intra phase moves X = (m-1)/m·S
+// over its star link and the inter AllReduce Y = 2(D-1)/D·(S/m) over its NIC; an intra step costs
+// a + 2L, an inter step a + 4L.
+constexpr int kDomains = 4;
+const double D = kDomains, m = kN;
+const double X = (m - 1) / m * kS, Y = 2 * (D - 1) / D * (kS / m);
+
+TEST(ClosedForm, HierarchicalAllReducePhaseAfterPhase) {
+  // o + 2[(m-1)(a + 2L) + X/B_in] + 2(D-1)(a + 4L) + Y/B_out.
+  const auto B_out = BytesPerSecond::gigabytes(10);
+  const double L = kL.seconds(), a = kStep.seconds();
+  const double expected =
+      o + 2 * ((m - 1) * (a + 2 * L) + X / B) + 2 * (D - 1) * (a + 4 * L) + Y / B_out.value();
+  const auto topo = testing::two_level(kDomains, kN, kB, B_out, kL);
+  expect_close(simulate(topo, "hierarchical", OpKind::kAllReduce), expected);
+  // Pipelined with one chunk (a shard of S/m no larger than chunk_size) is the same plan.
+  PlanOptions one_chunk = options();
+  one_chunk.chunk_size = Bytes(static_cast<std::int64_t>(kS / m));
+  expect_close(simulate(topo, "hierarchical-pipelined", OpKind::kAllReduce, one_chunk), expected);
+}
+
+// Zero latencies, so that only the overlap of the phases is left. P = (S/m) / chunk_size = 8.
+PlanOptions no_latency() {
+  PlanOptions p = options();
+  p.step_latency = Time::zero();
+  return p;
+}
+
+TEST(ClosedForm, PipelinedHierarchicalInterBound) {
+  // The first chunk's reduce-scatter (X/P) shares the star links with the bulk's, so it clears
+  // at 2X/(P·B_in); from then on the NICs carry Y without idling, and the intra phases (at most
+  // 2X in all) end earlier: o + 2X/(P·B_in) + Y/B_out.
+  const auto B_out = BytesPerSecond::gigabytes(5);
+  const double P = 8;
+  const double expected = o + 2 * X / (P * B) + Y / B_out.value();
+  ASSERT_GT(Y / B_out.value(), 2 * X / B) << "the case must be bound by the NICs";
+  const auto topo = testing::two_level(kDomains, kN, kB, B_out, Time::zero());
+  expect_close(simulate(topo, "hierarchical-pipelined", OpKind::kAllReduce, no_latency()),
+               expected);
+  // Phase after phase, the same case pays both: o + 2X/B_in + Y/B_out.
+  expect_close(simulate(topo, "hierarchical", OpKind::kAllReduce, no_latency()),
+               o + 2 * X / B + Y / B_out.value());
+}
+
+TEST(ClosedForm, PipelinedHierarchicalIntraBound) {
+  // Fast NICs: the star links never idle and carry 2X: o + 2X/B_in.
+  const auto B_out = BytesPerSecond::gigabytes(100);
+  const double expected = o + 2 * X / B;
+  const auto topo = testing::two_level(kDomains, kN, kB, B_out, Time::zero());
+  expect_close(simulate(topo, "hierarchical-pipelined", OpKind::kAllReduce, no_latency()),
+               expected);
+}
+
 }  // namespace
 }  // namespace stepsim::collectives

@@ -1,5 +1,6 @@
 // Small topologies for the collective tests: a star (every accelerator on one switch, the shape of
-// an NVSwitch node), a full mesh (a dedicated link per ordered pair), and the built-in presets.
+// an NVSwitch node), a full mesh (a dedicated link per ordered pair), two levels (stars joined by
+// one NIC per accelerator and a spine), and the built-in presets.
 #pragma once
 
 #include <string>
@@ -36,6 +37,33 @@ inline topology::Topology mesh(int n, BytesPerSecond bandwidth, Time latency) {
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j < n; ++j)
       b.add_duplex(gpus[i], gpus[j], bandwidth, latency, cls);
+  return std::move(b).build();
+}
+
+// `domains` stars of `per_domain` accelerators (bandwidth `inside`, the scale-up domains), each
+// accelerator also on its own NIC, every NIC on one spine switch (bandwidth `across` on both
+// links): inside a domain the route is accelerator -> star -> accelerator (2 links), across it is
+// accelerator -> NIC -> spine -> NIC -> accelerator (4 links). Every link has latency `latency`.
+inline topology::Topology two_level(int domains, int per_domain, BytesPerSecond inside,
+                                    BytesPerSecond across, Time latency) {
+  using namespace topology;
+  TopologyBuilder b("two-level");
+  const std::uint16_t cls = b.link_class("test");
+  const NodeId spine = b.add_node("spine", NodeKind::kSwitch);
+  for (int d = 0; d < domains; ++d) {
+    const std::string prefix = "d" + std::to_string(d) + ".";
+    const NodeId sw = b.add_node(prefix + "sw", NodeKind::kSwitch);
+    std::vector<NodeId> domain{sw};
+    for (int i = 0; i < per_domain; ++i) {
+      const NodeId g = b.add_node(prefix + "gpu" + std::to_string(i), NodeKind::kAccelerator);
+      const NodeId nic = b.add_node(prefix + "nic" + std::to_string(i), NodeKind::kNic);
+      b.add_duplex(g, sw, inside, latency, cls);
+      b.add_duplex(g, nic, across, latency, cls);
+      b.add_duplex(nic, spine, across, latency, cls);
+      domain.push_back(g);
+    }
+    b.add_group(GroupKind::kScaleUp, prefix + "star", domain);
+  }
   return std::move(b).build();
 }
 
