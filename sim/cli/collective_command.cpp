@@ -47,6 +47,7 @@ Command add_collective_command(CLI::App& app) {
     std::string op_latency;
     std::string links = "calibrated";
     std::string ecmp = "hash";
+    std::string pxn = "on";
     std::uint32_t channels = 0;
     std::uint32_t root = 0;
     std::string matrix;
@@ -66,7 +67,8 @@ Command add_collective_command(CLI::App& app) {
                   "N (the first N accelerators), a list 0,2,4, ranges 0-7,16-23, or all")
       ->capture_default_str();
   sub->add_option("--algo,-a", options->algo,
-                  "ring, ring-fluid, tree, halving-doubling, direct, hierarchical, in-switch, auto")
+                  "ring, ring-fluid, tree, halving-doubling, direct, hierarchical, "
+                  "hierarchical-pipelined, in-switch, auto")
       ->capture_default_str();
   sub->add_option("--sizes,-s", options->sizes,
                   "MIN:MAX with units, doubling like nccl-tests -f 2 (or one size)")
@@ -83,6 +85,10 @@ Command add_collective_command(CLI::App& app) {
                   "calibrated (effective bandwidths from nccl-tests data) or line-rate")
       ->capture_default_str();
   sub->add_option("--ecmp", options->ecmp, "hash (one path per transfer) or spread")
+      ->capture_default_str();
+  sub->add_option("--pxn", options->pxn,
+                  "on: point-to-point transfers between nodes relay through the GPU on the "
+                  "receiver's rail, as NCCL's PXN; off: through the sender's own NIC")
       ->capture_default_str();
   sub->add_option("--root", options->root, "Root rank (broadcast, reduce), index in the group")
       ->capture_default_str();
@@ -104,6 +110,8 @@ Command add_collective_command(CLI::App& app) {
               fmt::format("--links '{}': expected 'calibrated' or 'line-rate'", options->links));
         if (options->ecmp != "hash" && options->ecmp != "spread")
           throw InputError(fmt::format("--ecmp '{}': expected 'hash' or 'spread'", options->ecmp));
+        if (options->pxn != "on" && options->pxn != "off")
+          throw InputError(fmt::format("--pxn '{}': expected 'on' or 'off'", options->pxn));
         const std::vector<Bytes> sizes = parse_size_sweep(options->sizes);
         const topology::Topology topo =
             topology::load_topology_spec(options->topology, std::filesystem::current_path());
@@ -144,6 +152,7 @@ Command add_collective_command(CLI::App& app) {
           plan_options.step_latency = parse_time(options->step_latency);
         if (!options->op_latency.empty()) plan_options.op_latency = parse_time(options->op_latency);
         plan_options.channels = options->channels;
+        plan_options.pxn = options->pxn == "on";
         RunnerOptions runner_options;
         runner_options.ecmp =
             options->ecmp == "spread" ? topology::EcmpMode::kSpread : topology::EcmpMode::kHash;

@@ -89,6 +89,34 @@ std::uint32_t CollectiveRunner::cached_route(topology::NodeId src, topology::Nod
   return it->second;
 }
 
+std::uint32_t CollectiveRunner::cached_route(topology::NodeId src, topology::NodeId via,
+                                             topology::NodeId dst) {
+  const auto [it, inserted] =
+      route_by_triple_.try_emplace(Triple{src.value(), via.value(), dst.value()}, kNotCached);
+  if (!inserted) return it->second;
+  const std::uint32_t first = cached_route(src, via), second = cached_route(via, dst);
+  if (first == kNotCached || second == kNotCached) return kNotCached;
+  const CachedRoute a = routes_[first], b = routes_[second];
+  CachedRoute route;
+  route.first_path = static_cast<std::uint32_t>(route_paths_.size());
+  route.paths = std::max(a.paths, b.paths);
+  route.latency = a.latency + b.latency;
+  std::vector<engine::LinkId> links;  // a copy: route_links_ grows below
+  for (std::uint32_t p = 0; p < route.paths; ++p) {
+    links.clear();
+    for (std::uint32_t part : {a.first_path + p % a.paths, b.first_path + p % b.paths}) {
+      const auto span = route_path(part);
+      links.insert(links.end(), span.begin(), span.end());
+    }
+    route_paths_.push_back({static_cast<std::uint32_t>(route_links_.size()),
+                            static_cast<std::uint32_t>(links.size())});
+    route_links_.insert(route_links_.end(), links.begin(), links.end());
+  }
+  it->second = static_cast<std::uint32_t>(routes_.size());
+  routes_.push_back(route);
+  return it->second;
+}
+
 std::span<const engine::LinkId> CollectiveRunner::route_path(std::uint32_t path) const {
   const PathRange& range = route_paths_[path];
   return {route_links_.data() + range.offset, range.size};
@@ -114,11 +142,14 @@ void CollectiveRunner::release(std::uint32_t run_index, TransferId id) {
   pending.transfer = id;
   pending.path.clear();
   const topology::NodeId src = node_of(run, t.src), dst = node_of(run, t.dst);
+  const bool relayed = t.relay != Transfer::kNoRelay;
+  const topology::NodeId via = relayed ? run.placement.members.at(t.relay) : src;
+  auto lookup = [&] { return relayed ? cached_route(src, via, dst) : cached_route(src, dst); };
   if (run.memo == nullptr) {
-    pending.route = cached_route(src, dst);
+    pending.route = lookup();
   } else {
     std::uint32_t& memo = run.memo->routes_[id.value()];
-    if (memo == kUnknown) memo = cached_route(src, dst);
+    if (memo == kUnknown) memo = lookup();
     pending.route = memo;
   }
   Time route_latency;
@@ -127,10 +158,14 @@ void CollectiveRunner::release(std::uint32_t run_index, TransferId id) {
   } else {
     // ECMP hash key: the collective's serial and the transfer, so reruns hash identically.
     const std::uint64_t key = (run.serial << 32) ^ id.value();
-    for (topology::LinkIndex l : router_.route(src, dst, key)) {
-      route_latency += topology_.latency(l);
-      pending.path.push_back(engine::LinkId{l.value()});
-    }
+    auto append = [&](topology::NodeId from, topology::NodeId to) {
+      for (topology::LinkIndex l : router_.route(from, to, key)) {
+        route_latency += topology_.latency(l);
+        pending.path.push_back(engine::LinkId{l.value()});
+      }
+    };
+    if (relayed) append(src, via);
+    append(via, dst);
   }
   // A fluid transfer standing for k steps crosses its route k times; the flow pays it once.
   const Time delay =

@@ -4,7 +4,8 @@
 // each transfer when its dependencies have completed (after the transfer's extra latency, and
 // path_traversals - 1 extra crossings of its route's latency), as a flow from the member's
 // accelerator to the other endpoint's, on the route the topology's router gives (one hashed path,
-// or spread over the equal-cost paths), and calls `on_done` with the time the last transfer
+// or spread over the equal-cost paths; a relayed transfer takes the route to its relay, then the
+// relay's route to the destination), and calls `on_done` with the time the last transfer
 // completed. Many collectives may run at once on one network (the executor of a training step
 // does that); they share links like any other flows. The runner never runs the simulator itself.
 #pragma once
@@ -91,6 +92,9 @@ class CollectiveRunner {
   topology::NodeId node_of(const Run& run, Endpoint endpoint) const;
   // The cached route from `src` to `dst`, or kNotCached when it depends on the ECMP key.
   std::uint32_t cached_route(topology::NodeId src, topology::NodeId dst);
+  // The same through `via`: path p is the route to `via` (path p mod its count) followed by the
+  // route from `via` (path p mod its count); kNotCached when either part is not cached.
+  std::uint32_t cached_route(topology::NodeId src, topology::NodeId via, topology::NodeId dst);
   std::span<const engine::LinkId> route_path(std::uint32_t path) const;
   void release(std::uint32_t run, TransferId transfer);
   void launch(std::uint32_t pending);
@@ -107,6 +111,17 @@ class CollectiveRunner {
   std::vector<Pending> pending_;
   std::vector<std::uint32_t> free_pending_;
   std::unordered_map<std::uint64_t, std::uint32_t> route_by_pair_;  // lookup only, never iterated
+  struct Triple {
+    std::uint32_t src, via, dst;
+    bool operator==(const Triple&) const = default;
+  };
+  struct TripleHash {
+    std::size_t operator()(const Triple& t) const {
+      return std::hash<std::uint64_t>{}((static_cast<std::uint64_t>(t.src) << 32 | t.dst) ^
+                                        (static_cast<std::uint64_t>(t.via) * 0x9e3779b97f4a7c15u));
+    }
+  };
+  std::unordered_map<Triple, std::uint32_t, TripleHash> route_by_triple_;  // lookup only
   std::vector<CachedRoute> routes_;
   std::vector<PathRange> route_paths_;
   std::vector<engine::LinkId> route_links_;

@@ -3,6 +3,9 @@
 // per member, then a direct all-gather. Uncontended on a switch (per-member link bandwidth B,
 // latency a): AllToAll, AllGather, ReduceScatter a + (n-1)/n·S/B; AllReduce 2a + 2(n-1)/n·S/B;
 // Broadcast and Reduce a + (n-1)·S/B (the root's link carries every copy).
+// With PlanOptions::pxn, the point-to-point operations (AllToAll, AllToAllv, Send/Recv) relay a
+// transfer between domains on different rails through the member of the sender's domain on the
+// receiver's rail (GroupShape's PxnRelays), as NCCL does.
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/ring_phases.hpp"
 #include "sim/common/input_error.hpp"
@@ -32,10 +35,16 @@ class DirectAlgorithm final : public Algorithm {
     const std::uint32_t n = group.size;
     PlanBuilder builder;
     Frontier frontier(n);
+    const bool point_to_point = op.kind == OpKind::kAllToAll || op.kind == OpKind::kAllToAllv ||
+                                op.kind == OpKind::kSendRecv;
+    const PxnRelays relays(group);
+    const bool pxn = options.pxn && point_to_point;
     auto send = [&](std::uint32_t from, std::uint32_t to, Bytes bytes) {
-      return builder.add({Endpoint::member(from), Endpoint::member(to), bytes,
-                          detail::start_latency(frontier, from, options.step_latency, options), 1},
-                         frontier.deps(from));
+      Transfer t{Endpoint::member(from), Endpoint::member(to), bytes,
+                 detail::start_latency(frontier, from, options.step_latency, options), 1};
+      if (pxn)
+        if (const auto relay = relays(from, to)) t.relay = *relay;
+      return builder.add(t, frontier.deps(from));
     };
     // All-pairs phase: bytes(i, j) from i to j; then every member's frontier is its receives.
     auto all_pairs = [&](auto bytes_of) {

@@ -5,11 +5,11 @@
 namespace stepsim::collectives {
 
 GroupShape GroupShape::single_domain(std::uint32_t members, bool in_switch) {
-  return {members, {}, in_switch};
+  return {members, {}, in_switch, {}};
 }
 
 GroupShape GroupShape::uniform(std::uint32_t domains, std::uint32_t per_domain, bool in_switch) {
-  GroupShape shape{domains * per_domain, {}, in_switch};
+  GroupShape shape{domains * per_domain, {}, in_switch, {}};
   shape.domain.resize(shape.size);
   for (std::uint32_t i = 0; i < shape.size; ++i)
     shape.domain[i] = i / per_domain;
@@ -26,6 +26,31 @@ std::vector<std::vector<std::uint32_t>> GroupShape::domain_members() const {
   for (std::uint32_t i = 0; i < size; ++i)
     members[domain.empty() ? 0 : domain[i]].push_back(i);
   return members;
+}
+
+namespace {
+std::uint64_t domain_rail(std::uint32_t domain, std::uint32_t rail) {
+  return (static_cast<std::uint64_t>(domain) << 32) | rail;
+}
+}  // namespace
+
+PxnRelays::PxnRelays(const GroupShape& group) : group_(group) {
+  if (group.rail.empty() || group.domain.empty()) return;
+  for (std::uint32_t k = 0; k < group.size; ++k)
+    if (group.rail[k] != GroupShape::kNoRail)
+      on_rail_.try_emplace(domain_rail(group.domain[k], group.rail[k]), k);
+}
+
+std::optional<std::uint32_t> PxnRelays::operator()(std::uint32_t from, std::uint32_t to) const {
+  if (on_rail_.empty()) return std::nullopt;
+  const auto& domain = group_.domain;
+  const auto& rail = group_.rail;
+  if (domain[from] == domain[to] || rail[from] == GroupShape::kNoRail ||
+      rail[to] == GroupShape::kNoRail || rail[from] == rail[to])
+    return std::nullopt;
+  const auto it = on_rail_.find(domain_rail(domain[from], rail[to]));
+  if (it == on_rail_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<std::uint32_t> GroupShape::uniform_domain_size() const {

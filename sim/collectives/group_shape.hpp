@@ -1,11 +1,13 @@
 // What an algorithm may know about a communicator group without seeing the topology: how many
-// members, which scale-up domain (NVLink node, UB supernode) each member sits in, and whether a
-// switch that reduces in the network (NVLS, SHARP) spans the whole group.
+// members, which scale-up domain (NVLink node, UB supernode) each member sits in, which rail its
+// NIC is on, and whether a switch that reduces in the network (NVLS, SHARP) spans the whole group.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace stepsim::collectives {
@@ -16,6 +18,11 @@ struct GroupShape {
   // means one domain for all.
   std::vector<std::uint32_t> domain;
   bool in_switch_reduction = false;
+  // Rail of each member's NIC: the member's position among the accelerators of its scale-up
+  // domain, when it has exactly one NIC (GPU k of a DGX node uses NIC k, on rail k of a
+  // rail-optimized fabric); kNoRail when it has none or several. Empty: no rails known.
+  static constexpr std::uint32_t kNoRail = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> rail;
 
   static GroupShape single_domain(std::uint32_t members, bool in_switch = false);
   // `domains` domains of `per_domain` consecutive members each.
@@ -27,6 +34,21 @@ struct GroupShape {
   std::vector<std::vector<std::uint32_t>> domain_members() const;
   // When every domain has the same number of members, that number; nullopt otherwise.
   std::optional<std::uint32_t> uniform_domain_size() const;
+};
+
+// The member that relays a point-to-point transfer from `from` to `to` the way NCCL's PXN does
+// (NCCL 2.12 and later): when the two sit in different domains on different rails, the member of
+// `from`'s domain on `to`'s rail (the lowest-numbered one), so that the data crosses the scale-up
+// network first and leaves through a NIC on the receiver's rail. nullopt when there is no such
+// member or no need for one. Built once per group: each lookup is a hash probe.
+class PxnRelays {
+ public:
+  explicit PxnRelays(const GroupShape& group);
+  std::optional<std::uint32_t> operator()(std::uint32_t from, std::uint32_t to) const;
+
+ private:
+  const GroupShape& group_;
+  std::unordered_map<std::uint64_t, std::uint32_t> on_rail_;  // (domain, rail) -> first member
 };
 
 }  // namespace stepsim::collectives

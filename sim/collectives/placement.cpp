@@ -51,6 +51,22 @@ GroupShape group_shape(const topology::Topology& topology, const Placement& plac
     const auto [it, added] = number.emplace(key, static_cast<std::uint32_t>(number.size()));
     shape.domain.push_back(it->second);
   }
+  // Rails: a member's position among its domain's accelerators, when it has exactly one NIC.
+  bool any_rail = false;
+  std::vector<std::uint32_t> rail(placement.members.size(), GroupShape::kNoRail);
+  for (std::size_t i = 0; i < placement.members.size(); ++i) {
+    const NodeId m = placement.members[i];
+    const auto g = topology.group_of(m, GroupKind::kScaleUp);
+    if (!g || topology.nics(m).size() != 1) continue;
+    std::uint32_t position = 0;
+    for (NodeId node : topology.group(*g).members) {
+      if (node == m) break;
+      if (topology.kind(node) == NodeKind::kAccelerator) ++position;
+    }
+    rail[i] = position;
+    any_rail = true;
+  }
+  if (any_rail) shape.rail = std::move(rail);
   return shape;
 }
 

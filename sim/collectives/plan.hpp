@@ -55,11 +55,16 @@ class TransferId {
 };
 
 struct Transfer {
+  static constexpr std::uint32_t kNoRelay = std::numeric_limits<std::uint32_t>::max();
+
   Endpoint src = Endpoint::member(0);
   Endpoint dst = Endpoint::member(0);
   Bytes bytes;
   Time extra_latency;
   std::uint32_t path_traversals = 1;
+  // A member the data passes through on its way (NCCL's PXN, GroupShape::pxn_relays): the flow's
+  // route is the route to the relay followed by the relay's route to the destination.
+  std::uint32_t relay = kNoRelay;
 
   bool is_join() const { return src == dst; }
 };

@@ -22,6 +22,11 @@ struct PlanOptions {
   // Parallel rings (NCCL channels), each carrying an equal share. 0: one per member of a scale-up
   // domain when the group spans several domains (so every NIC carries a ring), else 1.
   std::uint32_t channels = 0;
+  // Point-to-point transfers (AllToAll, AllToAllv, Send/Recv) between domains go through the
+  // member of the sender's domain on the receiver's rail, as NCCL's PXN does by default since
+  // NCCL 2.12 (NCCL_P2P_PXN_LEVEL=2): over the scale-up network first, then one rail of the
+  // scale-out fabric. false: every transfer leaves through the sender's own NIC.
+  bool pxn = true;
 };
 
 }  // namespace stepsim::collectives

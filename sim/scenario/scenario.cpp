@@ -11,7 +11,7 @@ NetworkSettings parse_network_settings(const config::Node* network) {
   NetworkSettings s;
   if (network == nullptr || network->is_null()) return s;
   network->allow_keys({"algorithm", "calibration", "chunk_size", "max_chunks", "channels",
-                       "step_latency", "op_latency", "ecmp", "idle_tolerance"});
+                       "step_latency", "op_latency", "ecmp", "pxn", "idle_tolerance"});
   if (auto n = network->find("algorithm")) {
     s.algorithm = n->as_choice(collectives::builtin_algorithms().names());
   }
@@ -34,6 +34,8 @@ NetworkSettings parse_network_settings(const config::Node* network) {
     s.ecmp = n->as_choice({"hash", "spread"}) == "hash" ? topology::EcmpMode::kHash
                                                         : topology::EcmpMode::kSpread;
   }
+  // Read after `calibration`, which resets the plan options.
+  if (auto n = network->find("pxn")) s.plan.pxn = n->as_bool();
   if (auto n = network->find("idle_tolerance"))
     s.idle_tolerance = n->as_double(0.0, engine::kMaxIdleTolerance);
   return s;

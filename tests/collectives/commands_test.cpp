@@ -69,6 +69,8 @@ TEST(CollectiveCommand, BadInputExitsTwoWithAClearMessage) {
                      "no switch that reduces in the network");
   expect_input_error({"collective", "-t", "dgx-h100", "--op", "alltoall", "--algo", "tree"},
                      "AllReduce only");
+  expect_input_error({"collective", "-t", "dgx-h100", "--op", "alltoall", "--pxn", "yes"},
+                     "--pxn 'yes': expected 'on' or 'off'");
 }
 
 TEST(CollectiveCommand, AllToAllvWithSkewZeroIsTheAllToAll) {
