@@ -6,7 +6,6 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
-#include <sstream>
 
 #include "sim/common/input_error.hpp"
 
@@ -31,10 +30,13 @@ std::string read_text_file(const fs::path& path, const std::string& context) {
     throw InputError(fmt::format("{}cannot read '{}': permission denied or not a regular file",
                                  context, path.string()));
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
-  if (text.size() > (std::size_t{64} << 20)) {
+  // Stops one chunk past the limit: a device such as /dev/zero never ends.
+  constexpr std::size_t kLimit = std::size_t{64} << 20;
+  std::string text;
+  char chunk[1 << 16];
+  while (text.size() <= kLimit && in.read(chunk, sizeof chunk).gcount() > 0)
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kLimit) {
     throw InputError(fmt::format("{}'{}' is larger than 64 MiB; this is not a configuration file",
                                  context, path.string()));
   }

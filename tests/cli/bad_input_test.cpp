@@ -150,6 +150,15 @@ std::vector<BadInput> cases() {
       {"override_unknown_key",
        {"check", "{bad}/missing_topology.yaml", "-o", "topolgy=x"},
        {"command line (-o topolgy=x)", "did you mean 'topology'"}},
+      // Found by mutation fuzzing (a fixed-seed campaign over every input kind).
+      {"endless_device", {"check", "/dev/zero"}, {"'/dev/zero' is larger than 64 MiB"}},
+      {"include_endless_device",
+       {"check", "{bad}/../good/minimal.yaml", "-o", "model=!include /dev/zero"},
+       {"!include", "'/dev/zero' is larger than 64 MiB"}},
+      {"flows_directory", {"traffic", "-t", "dgx-h100", "--flows", "{bad}"}, {"is a directory"}},
+      {"flows_endless_device",
+       {"traffic", "-t", "dgx-h100", "--flows", "/dev/zero"},
+       {"/dev/zero: the flows file is larger than 64 MiB"}},
   };
 }
 
