@@ -19,7 +19,11 @@ std::string read_text_file(const fs::path& path, const std::string& context) {
   std::error_code ec;
   const auto status = fs::status(path, ec);
   if (ec || !fs::exists(status)) {
-    throw InputError(fmt::format("{}cannot read '{}': no such file", context, path.string()));
+    // Not "no such file" for every error: a name too long, say, is not a missing file.
+    const bool missing =
+        !ec || ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory;
+    throw InputError(fmt::format("{}cannot read '{}': {}", context, path.string(),
+                                 missing ? "no such file" : ec.message()));
   }
   if (fs::is_directory(status)) {
     throw InputError(
@@ -90,7 +94,9 @@ class Converter {
   Converter(std::vector<fs::path>& files) : files_(files) {}
 
   Value load_file(const fs::path& path, const std::string& context) {
-    const fs::path canonical = fs::weakly_canonical(path);
+    std::error_code ec;  // a name too long, say: read_text_file says why
+    fs::path canonical = fs::weakly_canonical(path, ec);
+    if (ec) canonical = path.lexically_normal();
     if (std::find(stack_.begin(), stack_.end(), canonical) != stack_.end()) {
       std::string chain;
       for (const auto& p : stack_)
