@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <unordered_map>
 
 #include "sim/common/input_error.hpp"
 
@@ -172,6 +173,7 @@ class Converter {
       }
       case YAML::NodeType::Map:
         v.kind = Value::Kind::kMap;
+        std::unordered_map<std::string, int> lines;  // key -> the line it was first given at
         for (const auto& kv : node) {
           const Mark key_mark = to_mark(kv.first.Mark());
           if (!kv.first.IsScalar()) {
@@ -181,12 +183,11 @@ class Converter {
           }
           const std::string key = kv.first.Scalar();
           const std::string child_path = path.empty() ? key : path + "." + key;
-          for (const auto& e : v.entries) {
-            if (e.key == key) {
-              throw InputError(
-                  fmt::format("{}:{}:{}: {}: duplicate key '{}' (first given at line {})", *origin,
-                              key_mark.line, key_mark.column, child_path, key, e.key_mark.line));
-            }
+          // A set, not a scan of the entries: a map of a million keys must not take hours.
+          if (const auto [first, added] = lines.emplace(key, key_mark.line); !added) {
+            throw InputError(
+                fmt::format("{}:{}:{}: {}: duplicate key '{}' (first given at line {})", *origin,
+                            key_mark.line, key_mark.column, child_path, key, first->second));
           }
           v.entries.push_back({key, key_mark, convert(kv.second, origin, base_dir, child_path)});
         }

@@ -2,6 +2,9 @@
 // names the problem (file, key, value), never a crash, a hang or a silent default. Runs the program
 // in-process, so the ASan/UBSan build checks these paths for memory errors and leaks too.
 #include <gtest/gtest.h>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -167,6 +170,29 @@ std::vector<BadInput> cases() {
 
 INSTANTIATE_TEST_SUITE_P(Cases, BadInputTest, ::testing::ValuesIn(cases()),
                          [](const auto& param_info) { return param_info.param.name; });
+
+// Duplicate keys were found by comparing each key with every earlier one: a map of a million keys
+// took hours. 200,000 keys and a duplicate at the end must be refused at once.
+TEST(BadInput, DuplicateKeyInAHugeMapIsFoundQuickly) {
+  const auto path = std::filesystem::temp_directory_path() / "stepsim_huge_map.yaml";
+  {
+    std::ofstream file(path);
+    file << "model:\n";
+    for (int i = 0; i < 200'000; ++i)
+      file << "  k" << i << ": 1\n";
+    file << "  k7: 2\n";
+  }
+  std::ostringstream out, err;
+  const auto start = std::chrono::steady_clock::now();
+  const int code = cli::run({"check", path.string()}, out, err);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  std::filesystem::remove(path);
+  EXPECT_EQ(code, 2);
+  // About a second in the ASan build; the pairwise comparison took minutes.
+  EXPECT_LT(took.count(), 60.0);
+  EXPECT_NE(err.str().find("duplicate key 'k7' (first given at line 9)"), std::string::npos)
+      << err.str();
+}
 
 }  // namespace
 }  // namespace stepsim
