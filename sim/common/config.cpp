@@ -153,6 +153,15 @@ class Converter {
                                               v.mark.column, path.empty() ? "(top)" : path);
       return load_file(target, context);
     }
+    // "?" and "!" are no tag (plain and quoted); YAML's own tags (!!str) change nothing here. Any
+    // other, a misspelt !include say, would be dropped without a word.
+    if (const std::string& tag = node.Tag();
+        tag != "?" && tag != "!" && !tag.empty() && !tag.starts_with("tag:yaml.org,2002:")) {
+      throw InputError(
+          fmt::format("{}:{}:{}: {}: unknown tag '{}'; the only one read here is "
+                      "!include",
+                      *origin, v.mark.line, v.mark.column, path.empty() ? "(top)" : path, tag));
+    }
     switch (node.Type()) {
       case YAML::NodeType::Undefined:
       case YAML::NodeType::Null:
