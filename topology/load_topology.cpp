@@ -55,8 +55,9 @@ Topology build_spec(std::string_view spec, const config::Node& where,
       rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     }
   }
-  const config::Document params =
-      config::Document::parse(yaml, fmt::format("topology spec '{}'", spec));
+  // Messages name where the spec was given too: "s.yaml:2:11: topology: topology spec '...':1:8".
+  const config::Document params = config::Document::parse(
+      yaml, fmt::format("{}: {}: topology spec '{}'", where.location(), where.path(), spec));
   const config::Node root = params.root();
   return registry.build(name, root.is_null() ? std::nullopt : std::optional<config::Node>(root),
                         where);
