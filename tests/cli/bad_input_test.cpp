@@ -171,6 +171,12 @@ std::vector<BadInput> cases() {
       {"flows_endless_device",
        {"traffic", "-t", "dgx-h100", "--flows", "/dev/zero"},
        {"/dev/zero: the flows file is larger than 64 MiB"}},
+      {"flows_beyond_clock",
+       {"traffic", "-t", "dgx-h100", "--flows", "{bad}/flows_beyond_clock.csv"},
+       {"simulated time runs out", "is a size or a start time too large?"}},
+      {"collective_beyond_clock",
+       {"collective", "-t", "dgx-h100", "-a", "ring", "-s", "4000PiB"},
+       {"simulated time runs out"}},
   };
 }
 
