@@ -183,6 +183,10 @@ std::vector<BadInput> cases() {
       {"collective_beyond_clock",
        {"collective", "-t", "dgx-h100", "-a", "ring", "-s", "4000PiB"},
        {"simulated time runs out"}},
+      {"matrix_row_overflow",
+       {"collective", "-t", "dgx-h100", "-n", "2", "--op", "alltoallv", "--matrix",
+        "{bad}/matrix_row_overflow.csv"},
+       {"matrix_row_overflow.csv:2", "row 0", "add up to more than"}},
   };
 }
 
