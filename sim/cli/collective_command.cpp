@@ -157,10 +157,17 @@ Command add_collective_command(CLI::App& app) {
             throw InputError(
                 fmt::format("--chunk-size '{}': expected at least 1 byte", options->chunk_size));
         }
+        // At most 1 s, as in a scenario's network section.
+        auto latency = [&](std::string_view option, const std::string& text) {
+          const Time t = value(option, text, parse_time);
+          if (t > Time::ms(1000))
+            throw InputError(fmt::format("{} '{}': expected at most 1 s", option, text));
+          return t;
+        };
         if (!options->step_latency.empty())
-          plan_options.step_latency = value("--step-latency", options->step_latency, parse_time);
+          plan_options.step_latency = latency("--step-latency", options->step_latency);
         if (!options->op_latency.empty())
-          plan_options.op_latency = value("--op-latency", options->op_latency, parse_time);
+          plan_options.op_latency = latency("--op-latency", options->op_latency);
         plan_options.channels = options->channels;
         RunnerOptions runner_options;
         runner_options.ecmp =
