@@ -84,6 +84,7 @@ Command add_run_command(CLI::App& app) {
         print_summary(ctx.out, report);
         if (report_file.is_open()) {
           report_file << to_json(report).dump(2) << '\n';
+          report_file.flush();
           if (!report_file) {
             throw InputError(fmt::format("writing '{}' failed (disk full?)", options->report));
           }

@@ -214,6 +214,12 @@ std::vector<BadInput> cases() {
        {"collective", "-t", "dgx-h100", "-n", "2", "--op", "alltoallv", "--matrix",
         "{bad}/matrix_row_overflow.csv"},
        {"matrix_row_overflow.csv:2", "row 0", "add up to more than"}},
+      {"graph_to_full_disk",
+       {"topo", "dgx-h100", "--graphml", "/dev/full"},
+       {"/dev/full: write failed"}},
+      {"compare_csv_to_full_disk",
+       {"compare", "{bad}/../good/pipeline.yaml", "--topology", "dgx-a100", "--csv", "/dev/full"},
+       {"writing '/dev/full' failed"}},
   };
 }
 
