@@ -83,6 +83,7 @@ Case read_case(const config::Node& n, const std::map<std::string, std::filesyste
   n.allow_keys({"figure", "published", "measure", "topology", "ranks", "op", "algo", "size",
                 "nics_per_node", "scenario", "assumptions", "quick", "known_gap"});
   Case c;
+  c.where = fmt::format("{}: {}", n.location(), n.path());
   c.figure = n.at("figure").as_string();
   c.published = read_published(n.at("published"), data);
   const std::string measure =

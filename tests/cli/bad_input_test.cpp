@@ -220,6 +220,9 @@ std::vector<BadInput> cases() {
       {"compare_csv_to_full_disk",
        {"compare", "{bad}/../good/pipeline.yaml", "--topology", "dgx-a100", "--csv", "/dev/full"},
        {"writing '/dev/full' failed"}},
+      {"validation_case_names_itself",
+       {"validate", "--cases", "{bad}/validation_bad_algo.yaml", "-o", "-"},
+       {"validation_bad_algo.yaml:11:9", "tables[0].cases[0]", "'rign'"}},
   };
 }
 
