@@ -549,16 +549,21 @@ std::string Node::as_choice(const std::vector<std::string>& choices) const {
 }
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   std::string best;
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
   for (const auto& c : candidates) {
+    // The distance is at least the difference in length: skip what cannot be close enough (a
+    // value of millions of characters took seconds per candidate).
+    const std::size_t length_gap =
+        std::max(word.size(), c.size()) - std::min(word.size(), c.size());
+    if (length_gap > limit) continue;
     const std::size_t d = edit_distance(word, c);
     if (d < best_distance) {
       best_distance = d;
       best = c;
     }
   }
-  const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   return best_distance <= limit ? best : std::string();
 }
 

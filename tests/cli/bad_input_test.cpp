@@ -252,5 +252,23 @@ TEST(BadInput, DuplicateKeyInAHugeMapIsFoundQuickly) {
       << err.str();
 }
 
+// "Did you mean" compared a bad value with every choice by edit distance, in time proportional to
+// the value's length: a model name of 30 million characters took 20 s in the release build.
+TEST(BadInput, AHugeUnknownNameIsRefusedQuickly) {
+  const auto path = std::filesystem::temp_directory_path() / "stepsim_huge_name.yaml";
+  std::ofstream(path) << "topology: dgx-h100\nmodel: " << std::string(10'000'000, 'x') << "\n"
+                      << "parallelism: {tp: 8}\ntraining: {seq_len: 8192, global_batch: 8}\n"
+                      << "compute: {device: h100}\n";
+  std::ostringstream out, err;
+  const auto start = std::chrono::steady_clock::now();
+  const int code = cli::run({"check", path.string()}, out, err);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  std::filesystem::remove(path);
+  EXPECT_EQ(code, 2);
+  EXPECT_LT(took.count(), 10.0);  // under a second in the ASan build
+  EXPECT_NE(err.str().find("model: expected one of"), std::string::npos) << err.str();
+  EXPECT_LT(err.str().size(), 2000u) << "the value is shown cut short";
+}
+
 }  // namespace
 }  // namespace stepsim
