@@ -68,6 +68,12 @@ Topology load_file(const std::filesystem::path& path, const BuilderRegistry& reg
   return load_topology(doc.root(), registry);
 }
 
+// A file named in a scenario: a missing file is reported where it is named.
+Topology load_file(const config::Node& named_by, const BuilderRegistry& registry) {
+  const config::Document doc = config::Document::load_file(named_by.as_path(), named_by);
+  return load_topology(doc.root(), registry);
+}
+
 }  // namespace
 
 Topology load_topology(const config::Node& node) {
@@ -77,7 +83,7 @@ Topology load_topology(const config::Node& node) {
 Topology load_topology(const config::Node& node, const BuilderRegistry& registry) {
   if (node.is_scalar()) {
     const std::string text = node.as_string();
-    if (is_file_name(text)) return load_file(node.as_path(), registry);
+    if (is_file_name(text)) return load_file(node, registry);
     return build_spec(text, node, registry);
   }
   if (!node.is_map()) {

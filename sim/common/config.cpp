@@ -258,6 +258,14 @@ Document Document::load_file(const fs::path& path) {
   return doc;
 }
 
+Document Document::load_file(const fs::path& path, const Node& named_by) {
+  Document doc;
+  Converter converter(doc.files_);
+  doc.root_ =
+      converter.load_file(path, fmt::format("{}: {}: ", named_by.location(), named_by.path()));
+  return doc;
+}
+
 Document Document::parse(std::string_view text, const std::string& origin,
                          const fs::path& base_dir) {
   Document doc;
