@@ -90,10 +90,17 @@ Command add_traffic_command(CLI::App& app) {
         }
         const Calibration calibration =
             options->links == "calibrated" ? calibrated_presets() : line_rate_presets();
-        const TrafficResult result = run_traffic(
-            topo, calibration, traffic,
-            options->ecmp == "spread" ? topology::EcmpMode::kSpread : topology::EcmpMode::kHash,
-            options->idle_tolerance);
+        TrafficResult result;
+        try {
+          result = run_traffic(
+              topo, calibration, traffic,
+              options->ecmp == "spread" ? topology::EcmpMode::kSpread : topology::EcmpMode::kHash,
+              options->idle_tolerance);
+        } catch (const InputError& e) {  // flows too large for the clock: say whose
+          throw InputError(fmt::format(
+              "{}: {}", options->flows.empty() ? "--pattern " + options->pattern : options->flows,
+              e.what()));
+        }
 
         if (options->json) {
           nlohmann::json j;

@@ -182,7 +182,7 @@ std::vector<BadInput> cases() {
        {"flows_total_overflow.csv:4", "bytes '1'", "add up to more than"}},
       {"flows_beyond_clock",
        {"traffic", "-t", "dgx-h100", "--flows", "{bad}/flows_beyond_clock.csv"},
-       {"simulated time runs out", "is a size or a start time too large?"}},
+       {"flows_beyond_clock.csv: simulated time runs out", "is a size or a start time too large?"}},
       {"pattern_total_overflow",
        {"traffic", "-t", "dgx-h100", "-p", "alltoall", "-b", "4000PiB"},
        {"alltoall over 8 ranks", "56 flows of 4000 PiB", "add up to more than"}},
