@@ -55,8 +55,9 @@ Topology build_spec(std::string_view spec, const config::Node& where,
       rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     }
   }
-  const config::Document params =
-      config::Document::parse(yaml, fmt::format("topology spec '{}'", spec));
+  // Messages name where the spec was given too: "s.yaml:2:11: topology: topology spec '...':1:8".
+  const config::Document params = config::Document::parse(
+      yaml, fmt::format("{}: {}: topology spec '{}'", where.location(), where.path(), spec));
   const config::Node root = params.root();
   return registry.build(name, root.is_null() ? std::nullopt : std::optional<config::Node>(root),
                         where);
@@ -64,6 +65,12 @@ Topology build_spec(std::string_view spec, const config::Node& where,
 
 Topology load_file(const std::filesystem::path& path, const BuilderRegistry& registry) {
   const config::Document doc = config::Document::load_file(path);
+  return load_topology(doc.root(), registry);
+}
+
+// A file named in a scenario: a missing file is reported where it is named.
+Topology load_file(const config::Node& named_by, const BuilderRegistry& registry) {
+  const config::Document doc = config::Document::load_file(named_by.as_path(), named_by);
   return load_topology(doc.root(), registry);
 }
 
@@ -76,7 +83,7 @@ Topology load_topology(const config::Node& node) {
 Topology load_topology(const config::Node& node, const BuilderRegistry& registry) {
   if (node.is_scalar()) {
     const std::string text = node.as_string();
-    if (is_file_name(text)) return load_file(node.as_path(), registry);
+    if (is_file_name(text)) return load_file(node, registry);
     return build_spec(text, node, registry);
   }
   if (!node.is_map()) {

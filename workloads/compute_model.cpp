@@ -49,7 +49,7 @@ std::vector<std::string> op_names() {
 }
 
 void read_kernel_table(const config::Node& file_node, ComputeModel& model) {
-  const auto doc = config::Document::load_file(file_node.as_path());
+  const auto doc = config::Document::load_file(file_node.as_path(), file_node);
   const config::Node root = doc.root();
   root.allow_keys({"kernels"});
   const auto names = op_names();

@@ -76,6 +76,7 @@ Command add_collective_command(CLI::App& app) {
   sub->add_option("--chunk-size", options->chunk_size, "Pipelining chunk size (default 1MiB)");
   sub->add_option("--channels", options->channels,
                   "Parallel rings (0: one per GPU of a node when the group spans nodes)")
+      ->check(CLI::Range(0u, 1024u))  // as network.channels in a scenario
       ->capture_default_str();
   sub->add_option("--step-latency", options->step_latency,
                   "Software latency per algorithm step (default: calibrated)");
@@ -120,6 +121,10 @@ Command add_collective_command(CLI::App& app) {
         const Placement placement = place_group(topo, ranks);
         const GroupShape shape = group_shape(topo, placement);
         const auto n = static_cast<std::uint32_t>(ranks.size());
+        // One rank has nothing to exchange: the time is zero and the bandwidths infinite.
+        if (n < 2)
+          throw InputError(fmt::format("--ranks '{}': a collective needs at least 2 ranks, got {}",
+                                       options->ranks, n));
         // AllToAllv: the per-pair sizes for each size of the sweep (the largest row sum).
         std::optional<AllToAllvMatrix> file_matrix;
         std::vector<Bytes> sweep = sizes;
@@ -146,11 +151,31 @@ Command add_collective_command(CLI::App& app) {
         const Calibration calibration =
             options->links == "calibrated" ? calibrated_presets() : line_rate_presets();
         PlanOptions plan_options = calibration.plan_options();
-        if (!options->chunk_size.empty())
-          plan_options.chunk_size = parse_bytes(options->chunk_size);
+        // Each value's message names its option, as --sizes does.
+        auto value = [](std::string_view option, const std::string& text, auto parse) {
+          try {
+            return parse(text);
+          } catch (const InputError& e) {
+            throw InputError(fmt::format("{} '{}': {}", option, text, e.what()));
+          }
+        };
+        if (!options->chunk_size.empty()) {
+          plan_options.chunk_size = value("--chunk-size", options->chunk_size, parse_bytes);
+          if (plan_options.chunk_size.count() < 1)
+            throw InputError(
+                fmt::format("--chunk-size '{}': expected at least 1 byte", options->chunk_size));
+        }
+        // At most 1 s, as in a scenario's network section.
+        auto latency = [&](std::string_view option, const std::string& text) {
+          const Time t = value(option, text, parse_time);
+          if (t > Time::ms(1000))
+            throw InputError(fmt::format("{} '{}': expected at most 1 s", option, text));
+          return t;
+        };
         if (!options->step_latency.empty())
-          plan_options.step_latency = parse_time(options->step_latency);
-        if (!options->op_latency.empty()) plan_options.op_latency = parse_time(options->op_latency);
+          plan_options.step_latency = latency("--step-latency", options->step_latency);
+        if (!options->op_latency.empty())
+          plan_options.op_latency = latency("--op-latency", options->op_latency);
         plan_options.channels = options->channels;
         plan_options.pxn = options->pxn == "on";
         RunnerOptions runner_options;

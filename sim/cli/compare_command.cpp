@@ -52,6 +52,7 @@ void write_json_file(const std::string& path, const nlohmann::ordered_json& json
   if (!out)
     throw InputError(fmt::format("cannot write '{}': no such directory or not writable", path));
   out << json.dump(2) << '\n';
+  out.flush();
   if (!out) throw InputError(fmt::format("writing '{}' failed (disk full?)", path));
 }
 
@@ -187,6 +188,8 @@ Command add_compare_command(CLI::App& app) {
                                r.busiest_links.empty() ? 0.0 : r.busiest_links[0].utilization)
                 << '\n';
           }
+          csv.flush();  // a short table stays in the buffer, and a full disk would go unnoticed
+          if (!csv) throw InputError(fmt::format("writing '{}' failed (disk full?)", options->csv));
         }
         return 0;
       }};

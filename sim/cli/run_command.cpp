@@ -29,13 +29,15 @@ Command add_run_command(CLI::App& app) {
   add_override_option(*sub, options->overrides);
   sub->add_option("--report", options->report, "Write the JSON report here (docs/report-schema.md)")
       ->type_name("FILE.json");
-  sub->add_option("--trace", options->trace,
-                  "Write a Chrome trace (open in Perfetto); .json.gz compresses it")
-      ->type_name("FILE.json[.gz]");
+  CLI::Option* trace =
+      sub->add_option("--trace", options->trace,
+                      "Write a Chrome trace (open in Perfetto); .json.gz compresses it")
+          ->type_name("FILE.json[.gz]");
   sub->add_option("--trace-ranks", options->trace_ranks,
                   "Ranks in the trace: auto (all up to 64 ranks, else whole data-parallel "
                   "replicas up to 64 ranks), all, N (the first N), or a list like 0-7,64")
-      ->type_name("RANKS");
+      ->type_name("RANKS")
+      ->needs(trace);  // without a trace it would be ignored, unchecked
   return {
       sub, [options](Context& ctx) {
         const auto started = std::chrono::steady_clock::now();
@@ -82,6 +84,7 @@ Command add_run_command(CLI::App& app) {
         print_summary(ctx.out, report);
         if (report_file.is_open()) {
           report_file << to_json(report).dump(2) << '\n';
+          report_file.flush();
           if (!report_file) {
             throw InputError(fmt::format("writing '{}' failed (disk full?)", options->report));
           }

@@ -141,6 +141,7 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
   std::ofstream file(path);
   if (!file) throw InputError(fmt::format("{}: cannot open for writing", path));
   write(file);
+  file.flush();  // a small graph stays in the buffer, and a full disk would go unnoticed
   if (!file) throw InputError(fmt::format("{}: write failed", path));
 }
 

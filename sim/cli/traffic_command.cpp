@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -62,6 +63,8 @@ Command add_traffic_command(CLI::App& app) {
   return {
       sub, [options](Context& ctx) {
         using namespace stepsim::collectives;
+        if (std::isnan(options->idle_tolerance))  // CLI::Range lets NaN through
+          throw InputError("--idle-tolerance 'nan': expected a number from 0 to 0.5");
         if (options->pattern.empty() == options->flows.empty())
           throw InputError("give either --pattern NAME or --flows FILE.csv");
         if (options->links != "calibrated" && options->links != "line-rate")
@@ -77,15 +80,27 @@ Command add_traffic_command(CLI::App& app) {
         } else {
           const auto ranks =
               parse_ranks(options->ranks, static_cast<std::uint32_t>(topo.accelerators().size()));
-          traffic = traffic_pattern(options->pattern, topo, ranks, parse_bytes(options->bytes),
-                                    options->seed);
+          Bytes bytes;
+          try {
+            bytes = parse_bytes(options->bytes);
+          } catch (const InputError& e) {
+            throw InputError(fmt::format("--bytes '{}': {}", options->bytes, e.what()));
+          }
+          traffic = traffic_pattern(options->pattern, topo, ranks, bytes, options->seed);
         }
         const Calibration calibration =
             options->links == "calibrated" ? calibrated_presets() : line_rate_presets();
-        const TrafficResult result = run_traffic(
-            topo, calibration, traffic,
-            options->ecmp == "spread" ? topology::EcmpMode::kSpread : topology::EcmpMode::kHash,
-            options->idle_tolerance);
+        TrafficResult result;
+        try {
+          result = run_traffic(
+              topo, calibration, traffic,
+              options->ecmp == "spread" ? topology::EcmpMode::kSpread : topology::EcmpMode::kHash,
+              options->idle_tolerance);
+        } catch (const InputError& e) {  // flows too large for the clock: say whose
+          throw InputError(fmt::format(
+              "{}: {}", options->flows.empty() ? "--pattern " + options->pattern : options->flows,
+              e.what()));
+        }
 
         if (options->json) {
           nlohmann::json j;

@@ -55,6 +55,7 @@ Command add_validate_command(CLI::App& app) {
               ctx.out << report.str();
             } else {
               file << report.str();
+              file.flush();
               if (!file)
                 throw InputError(fmt::format("writing '{}' failed (disk full?)", options->output));
             }

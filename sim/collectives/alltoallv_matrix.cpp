@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -94,12 +95,17 @@ AllToAllvMatrix parse_alltoallv_matrix_csv(std::string_view text, const std::str
     if (line.fields.size() != ranks)
       fail(fmt::format("row {} has {} columns; the group has {} ranks, so each row needs {}", rows,
                        line.fields.size(), ranks, ranks));
+    std::int64_t row_sum = 0;
     for (std::size_t c = 0; c < line.fields.size(); ++c) {
       try {
         m.sizes.push_back(csv::parse_size(line.fields[c]));
       } catch (const InputError& e) {
         fail(fmt::format("row {}, column {}: size '{}': {}", rows, c, line.fields[c], e.what()));
       }
+      if (m.sizes.back().count() > std::numeric_limits<std::int64_t>::max() - row_sum)
+        fail(fmt::format("row {}: the sizes add up to more than {} bytes", rows,
+                         std::numeric_limits<std::int64_t>::max()));
+      row_sum += m.sizes.back().count();
     }
     ++rows;
   }

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <charconv>
 #include <fstream>
-#include <sstream>
 
 #include "sim/common/input_error.hpp"
 
@@ -43,11 +42,21 @@ std::vector<Line> data_lines(std::string_view text) {
 }
 
 std::string read_file(const std::filesystem::path& path, std::string_view what) {
-  std::ifstream in(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(
+        fmt::format("{}: cannot read the {}: it is a directory, not a file", path.string(), what));
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot read the {}", path.string(), what));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  // Stops one chunk past the limit: a device such as /dev/zero never ends.
+  constexpr std::size_t kLimit = std::size_t{64} << 20;
+  std::string text;
+  char chunk[1 << 16];
+  while (text.size() <= kLimit && in.read(chunk, sizeof chunk).gcount() > 0)
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kLimit)
+    throw InputError(fmt::format("{}: the {} is larger than 64 MiB", path.string(), what));
+  return text;
 }
 
 Bytes parse_size(std::string_view field) {

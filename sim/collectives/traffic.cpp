@@ -1,6 +1,7 @@
 #include "sim/collectives/traffic.hpp"
 
 #include <fmt/format.h>
+#include <limits>
 #include <random>
 
 #include "sim/collectives/csv.hpp"
@@ -19,6 +20,10 @@ std::vector<TrafficFlow> read_flows_csv(const std::filesystem::path& path,
 std::vector<TrafficFlow> parse_flows_csv(std::string_view text, const std::string& origin,
                                          const topology::Topology& topology) {
   std::vector<TrafficFlow> flows;
+  // The flows' bytes together stay within Bytes' range, so that totals and link counts cannot
+  // overflow.
+  constexpr std::int64_t kMaxTotal = std::numeric_limits<std::int64_t>::max();
+  std::int64_t total = 0;
   bool header = false;
   std::vector<std::string> names;
   for (const csv::Line& line : csv::data_lines(text)) {
@@ -53,6 +58,9 @@ std::vector<TrafficFlow> parse_flows_csv(std::string_view text, const std::strin
     } catch (const InputError& e) {
       fail(fmt::format("bytes '{}': {}", fields[2], e.what()));
     }
+    if (flow.bytes.count() > kMaxTotal - total)
+      fail(fmt::format("bytes '{}': the flows add up to more than {} bytes", fields[2], kMaxTotal));
+    total += flow.bytes.count();
     try {
       flow.start = fields[3] == "0" ? Time::zero() : parse_time(fields[3]);
     } catch (const InputError& e) {
@@ -83,6 +91,11 @@ std::vector<TrafficFlow> traffic_pattern(std::string_view pattern,
   if (ranks.size() < 2) throw InputError("a traffic pattern needs at least 2 ranks");
   const auto& acc = topology.accelerators();
   const std::size_t n = ranks.size();
+  const std::size_t count = pattern == "alltoall" ? n * (n - 1) : pattern == "incast" ? n - 1 : n;
+  if (bytes.as_double() * static_cast<double>(count) >= 9.2e18)
+    throw InputError(fmt::format("{} over {} ranks: {} flows of {} add up to more than {} bytes",
+                                 pattern, n, count, format_bytes(bytes),
+                                 std::numeric_limits<std::int64_t>::max()));
   std::vector<TrafficFlow> flows;
   auto add = [&](std::size_t i, std::size_t j) {
     flows.push_back({acc[ranks[i]], acc[ranks[j]], bytes, Time::zero()});

@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
-#include <sstream>
+#include <unordered_map>
 
 #include "sim/common/input_error.hpp"
 
@@ -20,7 +20,11 @@ std::string read_text_file(const fs::path& path, const std::string& context) {
   std::error_code ec;
   const auto status = fs::status(path, ec);
   if (ec || !fs::exists(status)) {
-    throw InputError(fmt::format("{}cannot read '{}': no such file", context, path.string()));
+    // Not "no such file" for every error: a name too long, say, is not a missing file.
+    const bool missing =
+        !ec || ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory;
+    throw InputError(fmt::format("{}cannot read '{}': {}", context, path.string(),
+                                 missing ? "no such file" : ec.message()));
   }
   if (fs::is_directory(status)) {
     throw InputError(
@@ -31,10 +35,13 @@ std::string read_text_file(const fs::path& path, const std::string& context) {
     throw InputError(fmt::format("{}cannot read '{}': permission denied or not a regular file",
                                  context, path.string()));
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
-  if (text.size() > (std::size_t{64} << 20)) {
+  // Stops one chunk past the limit: a device such as /dev/zero never ends.
+  constexpr std::size_t kLimit = std::size_t{64} << 20;
+  std::string text;
+  char chunk[1 << 16];
+  while (text.size() <= kLimit && in.read(chunk, sizeof chunk).gcount() > 0)
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kLimit) {
     throw InputError(fmt::format("{}'{}' is larger than 64 MiB; this is not a configuration file",
                                  context, path.string()));
   }
@@ -88,7 +95,9 @@ class Converter {
   Converter(std::vector<fs::path>& files) : files_(files) {}
 
   Value load_file(const fs::path& path, const std::string& context) {
-    const fs::path canonical = fs::weakly_canonical(path);
+    std::error_code ec;  // a name too long, say: read_text_file says why
+    fs::path canonical = fs::weakly_canonical(path, ec);
+    if (ec) canonical = path.lexically_normal();
     if (std::find(stack_.begin(), stack_.end(), canonical) != stack_.end()) {
       std::string chain;
       for (const auto& p : stack_)
@@ -144,6 +153,15 @@ class Converter {
                                               v.mark.column, path.empty() ? "(top)" : path);
       return load_file(target, context);
     }
+    // "?" and "!" are no tag (plain and quoted); YAML's own tags (!!str) change nothing here. Any
+    // other, a misspelt !include say, would be dropped without a word.
+    if (const std::string& tag = node.Tag();
+        tag != "?" && tag != "!" && !tag.empty() && !tag.starts_with("tag:yaml.org,2002:")) {
+      throw InputError(
+          fmt::format("{}:{}:{}: {}: unknown tag '{}'; the only one read here is "
+                      "!include",
+                      *origin, v.mark.line, v.mark.column, path.empty() ? "(top)" : path, tag));
+    }
     switch (node.Type()) {
       case YAML::NodeType::Undefined:
       case YAML::NodeType::Null:
@@ -164,6 +182,7 @@ class Converter {
       }
       case YAML::NodeType::Map:
         v.kind = Value::Kind::kMap;
+        std::unordered_map<std::string, int> lines;  // key -> the line it was first given at
         for (const auto& kv : node) {
           const Mark key_mark = to_mark(kv.first.Mark());
           if (!kv.first.IsScalar()) {
@@ -173,12 +192,11 @@ class Converter {
           }
           const std::string key = kv.first.Scalar();
           const std::string child_path = path.empty() ? key : path + "." + key;
-          for (const auto& e : v.entries) {
-            if (e.key == key) {
-              throw InputError(
-                  fmt::format("{}:{}:{}: {}: duplicate key '{}' (first given at line {})", *origin,
-                              key_mark.line, key_mark.column, child_path, key, e.key_mark.line));
-            }
+          // A set, not a scan of the entries: a map of a million keys must not take hours.
+          if (const auto [first, added] = lines.emplace(key, key_mark.line); !added) {
+            throw InputError(
+                fmt::format("{}:{}:{}: {}: duplicate key '{}' (first given at line {})", *origin,
+                            key_mark.line, key_mark.column, child_path, key, first->second));
           }
           v.entries.push_back({key, key_mark, convert(kv.second, origin, base_dir, child_path)});
         }
@@ -237,6 +255,14 @@ Document Document::load_file(const fs::path& path) {
   Document doc;
   Converter converter(doc.files_);
   doc.root_ = converter.load_file(path, "");
+  return doc;
+}
+
+Document Document::load_file(const fs::path& path, const Node& named_by) {
+  Document doc;
+  Converter converter(doc.files_);
+  doc.root_ =
+      converter.load_file(path, fmt::format("{}: {}: ", named_by.location(), named_by.path()));
   return doc;
 }
 
@@ -531,16 +557,21 @@ std::string Node::as_choice(const std::vector<std::string>& choices) const {
 }
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   std::string best;
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
   for (const auto& c : candidates) {
+    // The distance is at least the difference in length: skip what cannot be close enough (a
+    // value of millions of characters took seconds per candidate).
+    const std::size_t length_gap =
+        std::max(word.size(), c.size()) - std::min(word.size(), c.size());
+    if (length_gap > limit) continue;
     const std::size_t d = edit_distance(word, c);
     if (d < best_distance) {
       best_distance = d;
       best = c;
     }
   }
-  const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   return best_distance <= limit ? best : std::string();
 }
 

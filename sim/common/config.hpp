@@ -59,6 +59,9 @@ class Document {
   // Reads `path` and every file it includes. Throws InputError for unreadable files, YAML syntax
   // errors, include problems and absurd inputs (more than kMaxValues values, e.g. alias bombs).
   static Document load_file(const std::filesystem::path& path);
+  // The same for a file named by a value, such as `topology: pod.yaml`: a file that cannot be read
+  // is reported at that value ("s.yaml:2:11: topology: cannot read 'pod.yaml': no such file").
+  static Document load_file(const std::filesystem::path& path, const Node& named_by);
   // Parses YAML text; `origin` names it in messages; includes resolve relative to `base_dir`.
   static Document parse(std::string_view text, const std::string& origin,
                         const std::filesystem::path& base_dir = ".");

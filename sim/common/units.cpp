@@ -258,6 +258,10 @@ BytesPerSecond parse_bandwidth(std::string_view text) {
   if (!std::isfinite(value) || value > 1e18) {
     throw InputError(fmt::format("'{}' is too large (the limit is 1 EB/s)", text));
   }
+  // Below a byte a second a link never drains a step's data (and prints as 0 B/s).
+  if (value > 0 && value < 1) {
+    throw InputError(fmt::format("'{}' is too small (the least is 1 B/s, or 8 bps)", text));
+  }
   return BytesPerSecond(value);
 }
 

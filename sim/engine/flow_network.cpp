@@ -1,10 +1,13 @@
 #include "sim/engine/flow_network.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "sim/common/input_error.hpp"
 
 namespace stepsim::engine {
 namespace {
@@ -340,7 +343,10 @@ void FlowNetwork::settle_class(std::uint32_t cls, std::int64_t now_ps) {
 
 std::int64_t FlowNetwork::drain_end_ps(std::uint32_t cls) const {
   const ClassDrain& d = drain_[cls];
-  return d.settled_ps + drain_ps(d.first_target - d.drained, hot_[cls].rate);
+  // Saturates at the end of the clock (a late start); drain_event reports a drain cut short.
+  const std::int64_t left = drain_ps(d.first_target - d.drained, hot_[cls].rate);
+  const std::int64_t last = Time::max().picoseconds();
+  return left > last - d.settled_ps ? last : d.settled_ps + left;
 }
 
 void FlowNetwork::update_drain_end(std::uint32_t cls) {
@@ -371,6 +377,17 @@ void FlowNetwork::drain_event() {
     ClassHot& h = hot_[cls];
     ClassDrain& d = drain_[cls];
     settle_class(cls, now_ps);
+    // Due with bytes left: its drain end was capped (kMaxDrainPs, or the end of the clock).
+    if (d.first_target - d.drained > 1e-7 * d.first_target + 1.0) {
+      throw InputError(fmt::format(
+          "simulated time runs out: at {} a transfer still has {} to send at {}; one transfer "
+          "may take up to about 46 days and the clock stops at about 106 days (is a size or a "
+          "start time too large?)",
+          format_time(now),
+          format_bytes(
+              Bytes(static_cast<std::int64_t>(std::min(d.first_target - d.drained, 9e18)))),
+          format_bandwidth(BytesPerSecond(h.rate))));
+    }
     instant_min_departed_rate_ = std::min(instant_min_departed_rate_, h.rate);
     // The first target is due by construction; the others finish with it when they are due within
     // the same picosecond.

@@ -28,8 +28,14 @@ NetworkSettings parse_network_settings(const config::Node* network) {
   if (auto n = network->find("channels")) {
     s.plan.channels = static_cast<std::uint32_t>(n->as_int(0, 1024));
   }
-  if (auto n = network->find("step_latency")) s.plan.step_latency = n->as_time();
-  if (auto n = network->find("op_latency")) s.plan.op_latency = n->as_time();
+  // Software latencies are microseconds; a bound keeps latency x steps within the clock.
+  auto latency = [](const config::Node& n) {
+    const Time t = n.as_time();
+    if (t > Time::ms(1000)) n.fail("a time of at most 1 s");
+    return t;
+  };
+  if (auto n = network->find("step_latency")) s.plan.step_latency = latency(*n);
+  if (auto n = network->find("op_latency")) s.plan.op_latency = latency(*n);
   if (auto n = network->find("ecmp")) {
     s.ecmp = n->as_choice({"hash", "spread"}) == "hash" ? topology::EcmpMode::kHash
                                                         : topology::EcmpMode::kSpread;

@@ -55,7 +55,7 @@ PublishedFigure read_published(const config::Node& n,
   const std::string name = text.substr(0, colon);
   const auto file = data.find(name);
   if (file == data.end()) n.fail_with(fmt::format("no data file named '{}' under 'data:'", name));
-  const auto doc = config::Document::load_file(file->second);
+  const auto doc = config::Document::load_file(file->second, n);
   const config::Node figure = follow(doc.root(), std::string_view(text).substr(colon + 1), n);
   if (!figure.is_scalar())
     n.fail_with(fmt::format("{} in {} is not a number", figure.path(), file->second.string()));
@@ -83,6 +83,7 @@ Case read_case(const config::Node& n, const std::map<std::string, std::filesyste
   n.allow_keys({"figure", "published", "measure", "topology", "ranks", "op", "algo", "size",
                 "nics_per_node", "scenario", "assumptions", "quick", "known_gap"});
   Case c;
+  c.where = fmt::format("{}: {}", n.location(), n.path());
   c.figure = n.at("figure").as_string();
   c.published = read_published(n.at("published"), data);
   const std::string measure =

@@ -52,6 +52,7 @@ struct Case {
   // not fail the run while it stays beyond twice the target; once within, the marker is stale and
   // the run fails until it is removed.
   std::string known_gap;
+  std::string where;  // "cases.yaml:20:9: tables[0].cases[0]", for messages from the run
 };
 
 struct Table {

@@ -91,7 +91,12 @@ std::vector<TableResult> run_cases(const CaseFile& cases, const RunOptions& opti
       if (options.on_case) options.on_case(table, c);
       RowResult row;
       row.source = &c;
-      row.simulated = simulate_case(c, &row.setup);
+      try {
+        row.simulated = simulate_case(c, &row.setup);
+      } catch (const InputError& e) {
+        // The setup (topology, ranks, op, algo, scenario) is checked as it runs: say which case.
+        throw InputError(fmt::format("{} ('{}'): {}", c.where, c.figure, e.what()));
+      }
       row.error = (row.simulated - c.published.value) / c.published.value;
       result.rows.push_back(std::move(row));
     }
