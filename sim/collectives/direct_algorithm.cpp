@@ -6,6 +6,8 @@
 // With PlanOptions::pxn, the point-to-point operations (AllToAll, AllToAllv, Send/Recv) relay a
 // transfer between domains on different rails through the member of the sender's domain on the
 // receiver's rail (GroupShape's PxnRelays), as NCCL does.
+#include <optional>
+
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/ring_phases.hpp"
 #include "sim/common/input_error.hpp"
@@ -37,13 +39,13 @@ class DirectAlgorithm final : public Algorithm {
     Frontier frontier(n);
     const bool point_to_point = op.kind == OpKind::kAllToAll || op.kind == OpKind::kAllToAllv ||
                                 op.kind == OpKind::kSendRecv;
-    const PxnRelays relays(group);
-    const bool pxn = options.pxn && point_to_point;
+    std::optional<PxnRelays> relays;
+    if (options.pxn && point_to_point) relays.emplace(group);
     auto send = [&](std::uint32_t from, std::uint32_t to, Bytes bytes) {
       Transfer t{Endpoint::member(from), Endpoint::member(to), bytes,
                  detail::start_latency(frontier, from, options.step_latency, options), 1};
-      if (pxn)
-        if (const auto relay = relays(from, to)) t.relay = *relay;
+      if (relays)
+        if (const auto relay = (*relays)(from, to)) t.relay = *relay;
       return builder.add(t, frontier.deps(from));
     };
     // All-pairs phase: bytes(i, j) from i to j; then every member's frontier is its receives.
