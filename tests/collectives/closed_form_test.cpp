@@ -178,5 +178,21 @@ TEST(ClosedForm, PipelinedHierarchicalIntraBound) {
                expected);
 }
 
+TEST(ClosedForm, PipelinedHierarchicalAllGather) {
+  // Across first (shards of S/m: Y = (D-1)/D·(S/m) per NIC), then inside (X = (m-1)/m·S). The
+  // first chunk's inter phase shares the NICs with the bulk's and clears at 2Y/(P·B_out); both
+  // intra parts start then.
+  const double P = 8, Y_ag = (D - 1) / D * (kS / m);
+  const auto slow = BytesPerSecond::gigabytes(5), fast = BytesPerSecond::gigabytes(100);
+  // NIC-bound: the NICs never idle; the intra phase ends earlier: o + Y/B_out.
+  const auto nic_bound = testing::two_level(kDomains, kN, kB, slow, Time::zero());
+  expect_close(simulate(nic_bound, "hierarchical-pipelined", OpKind::kAllGather, no_latency()),
+               o + Y_ag / slow.value());
+  // Intra-bound: the star links start at 2Y/(P·B_out) and never idle: o + 2Y/(P·B_out) + X/B_in.
+  const auto star_bound = testing::two_level(kDomains, kN, kB, fast, Time::zero());
+  expect_close(simulate(star_bound, "hierarchical-pipelined", OpKind::kAllGather, no_latency()),
+               o + 2 * Y_ag / (P * fast.value()) + X / B);
+}
+
 }  // namespace
 }  // namespace stepsim::collectives
