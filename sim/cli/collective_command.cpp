@@ -76,7 +76,7 @@ Command add_collective_command(CLI::App& app) {
   sub->add_option("--chunk-size", options->chunk_size, "Pipelining chunk size (default 1MiB)");
   sub->add_option("--channels", options->channels,
                   "Parallel rings (0: one per GPU of a node when the group spans nodes)")
-      ->check(CLI::Range(0u, 1024u))  // as network.channels in a scenario
+      ->check(CLI::Range(0u, kMaxChannels))  // as network.channels in a scenario
       ->capture_default_str();
   sub->add_option("--step-latency", options->step_latency,
                   "Software latency per algorithm step (default: calibrated)");
@@ -151,24 +151,16 @@ Command add_collective_command(CLI::App& app) {
         const Calibration calibration =
             options->links == "calibrated" ? calibrated_presets() : line_rate_presets();
         PlanOptions plan_options = calibration.plan_options();
-        // Each value's message names its option, as --sizes does.
-        auto value = [](std::string_view option, const std::string& text, auto parse) {
-          try {
-            return parse(text);
-          } catch (const InputError& e) {
-            throw InputError(fmt::format("{} '{}': {}", option, text, e.what()));
-          }
-        };
         if (!options->chunk_size.empty()) {
-          plan_options.chunk_size = value("--chunk-size", options->chunk_size, parse_bytes);
+          plan_options.chunk_size = option_value("--chunk-size", options->chunk_size, parse_bytes);
           if (plan_options.chunk_size.count() < 1)
             throw InputError(
                 fmt::format("--chunk-size '{}': expected at least 1 byte", options->chunk_size));
         }
         // At most 1 s, as in a scenario's network section.
         auto latency = [&](std::string_view option, const std::string& text) {
-          const Time t = value(option, text, parse_time);
-          if (t > Time::ms(1000))
+          const Time t = option_value(option, text, parse_time);
+          if (t > kMaxSoftwareLatency)
             throw InputError(fmt::format("{} '{}': expected at most 1 s", option, text));
           return t;
         };

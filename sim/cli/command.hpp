@@ -5,11 +5,15 @@
 // input is thrown as InputError (exit code 2) and anything else is an internal error (exit code 1).
 #pragma once
 
+#include <fmt/format.h>
 #include <spdlog/logger.h>
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "sim/common/input_error.hpp"
 
 namespace CLI {
 class App;
@@ -30,6 +34,17 @@ struct Command {
   CLI::App* app;
   Action action;
 };
+
+// `parse(text)` for the value of `option`; a bad value's message names the option and the value
+// ("--bytes '64': ..."), as a scenario's messages name the key.
+template <class Parse>
+auto option_value(std::string_view option, const std::string& text, Parse parse) {
+  try {
+    return parse(text);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{} '{}': {}", option, text, e.what()));
+  }
+}
 
 // Adds the repeatable `-o key.path=value` option to `app`, collecting into `overrides`.
 void add_override_option(CLI::App& app, std::vector<std::string>& overrides);

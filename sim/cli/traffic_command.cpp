@@ -80,13 +80,9 @@ Command add_traffic_command(CLI::App& app) {
         } else {
           const auto ranks =
               parse_ranks(options->ranks, static_cast<std::uint32_t>(topo.accelerators().size()));
-          Bytes bytes;
-          try {
-            bytes = parse_bytes(options->bytes);
-          } catch (const InputError& e) {
-            throw InputError(fmt::format("--bytes '{}': {}", options->bytes, e.what()));
-          }
-          traffic = traffic_pattern(options->pattern, topo, ranks, bytes, options->seed);
+          traffic =
+              traffic_pattern(options->pattern, topo, ranks,
+                              option_value("--bytes", options->bytes, parse_bytes), options->seed);
         }
         const Calibration calibration =
             options->links == "calibrated" ? calibrated_presets() : line_rate_presets();

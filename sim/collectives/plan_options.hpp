@@ -8,6 +8,12 @@
 
 namespace stepsim::collectives {
 
+// Bounds on what a user may set, the same in a scenario's `network:` section and on the command
+// line: software latencies are microseconds in practice, and latency x steps must stay within the
+// clock; more channels than this only multiply transfers.
+inline constexpr Time kMaxSoftwareLatency = Time::ms(1000);
+inline constexpr std::uint32_t kMaxChannels = 1024;
+
 struct PlanOptions {
   // Software and protocol overhead of one algorithm step (one send/receive round of a ring, one
   // level of a tree), added to every transfer's latency besides the route's own latency.

@@ -26,12 +26,11 @@ NetworkSettings parse_network_settings(const config::Node* network) {
     s.plan.max_chunks = static_cast<std::uint32_t>(n->as_int(1, 4096));
   }
   if (auto n = network->find("channels")) {
-    s.plan.channels = static_cast<std::uint32_t>(n->as_int(0, 1024));
+    s.plan.channels = static_cast<std::uint32_t>(n->as_int(0, collectives::kMaxChannels));
   }
-  // Software latencies are microseconds; a bound keeps latency x steps within the clock.
   auto latency = [](const config::Node& n) {
     const Time t = n.as_time();
-    if (t > Time::ms(1000)) n.fail("a time of at most 1 s");
+    if (t > collectives::kMaxSoftwareLatency) n.fail("a time of at most 1 s");
     return t;
   };
   if (auto n = network->find("step_latency")) s.plan.step_latency = latency(*n);
