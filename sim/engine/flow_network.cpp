@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -47,11 +48,16 @@ std::int64_t drain_ps(double bytes, double rate) {
   return static_cast<std::int64_t>(std::ceil(ps));
 }
 
-std::uint64_t hash_path(std::span<const LinkId> path) {
-  // FNV-1a over the link indices, then a final mix; collisions are resolved by comparing paths.
+std::uint64_t hash_path(std::span<const LinkId> path, std::span<const double> shares) {
+  // FNV-1a over the link indices (and a sprayed path's shares), then a final mix; collisions are
+  // resolved by comparing paths.
   std::uint64_t h = 1469598103934665603ull;
   for (const LinkId l : path) {
     h ^= l.value;
+    h *= 1099511628211ull;
+  }
+  for (const double share : shares) {
+    h ^= std::bit_cast<std::uint64_t>(share);
     h *= 1099511628211ull;
   }
   h ^= h >> 33;
@@ -101,6 +107,7 @@ LinkId FlowNetwork::add_link(BytesPerSecond bandwidth, Time latency) {
   link_capacity_.push_back(bandwidth.value());
   link_latency_.push_back(latency);
   link_classes_.emplace_back();
+  link_shares_.emplace_back();
   link_load_.push_back(0.0);
   link_flows_.push_back(0);
   link_bytes_.push_back(0.0);
@@ -149,20 +156,7 @@ FlowId FlowNetwork::start_flow(std::int64_t source, std::int64_t destination, By
   }
 
   const Time now = sim_.now();
-  const std::uint32_t f = acquire_flow();
-  {
-    FlowRecord& rec = flows_[f];
-    rec.on_done = std::move(on_done);
-    rec.source = source;
-    rec.destination = destination;
-    rec.bytes = bytes;
-    rec.start = now;
-    rec.finish = now;
-    rec.parts_left = 0;
-    rec.first_part = kNone;
-    rec.active = true;
-  }
-  ++active_flows_;
+  const std::uint32_t f = start_record(source, destination, bytes, std::move(on_done));
   for (const WeightedPath& p : paths) {
     const double part_bytes =
         paths.size() == 1 ? bytes.as_double() : bytes.as_double() * (p.weight / total_weight);
@@ -175,6 +169,67 @@ FlowId FlowNetwork::start_flow(std::int64_t source, std::int64_t destination, By
       flows_[f].finish = std::max(flows_[f].finish, now + latency);
     }
   }
+  return finish_start(f);
+}
+
+FlowId FlowNetwork::start_sprayed_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
+                                       std::span<const LinkShare> links, Time latency,
+                                       FlowCallback on_done) {
+  if (bytes < Bytes(0)) throw std::invalid_argument("FlowNetwork::start_flow: negative size");
+  if (latency < Time::zero())
+    throw std::invalid_argument("FlowNetwork::start_sprayed_flow: negative latency");
+  std::vector<LinkId> path;
+  std::vector<double> shares;
+  path.reserve(links.size());
+  shares.reserve(links.size());
+  for (const LinkShare& l : links) {
+    if (l.link.value >= link_capacity_.size()) {
+      throw std::invalid_argument("FlowNetwork::start_sprayed_flow: unknown link " +
+                                  std::to_string(l.link.value));
+    }
+    if (!(l.share > 0.0) || !std::isfinite(l.share)) {
+      throw std::invalid_argument("FlowNetwork::start_sprayed_flow: share must be positive, got " +
+                                  std::to_string(l.share));
+    }
+    path.push_back(l.link);
+    shares.push_back(l.share);
+  }
+  {
+    std::vector<LinkId> sorted = path;
+    std::sort(sorted.begin(), sorted.end(), [](LinkId a, LinkId b) { return a.value < b.value; });
+    if (std::adjacent_find(sorted.begin(), sorted.end(),
+                           [](LinkId a, LinkId b) { return a.value == b.value; }) != sorted.end()) {
+      throw std::invalid_argument("FlowNetwork::start_sprayed_flow: a link listed twice");
+    }
+  }
+  const std::uint32_t f = start_record(source, destination, bytes, std::move(on_done));
+  if (bytes > Bytes(0) && !path.empty()) {
+    add_part(f, path, bytes.as_double(), shares, latency);
+  } else {
+    flows_[f].finish = sim_.now() + latency;
+  }
+  return finish_start(f);
+}
+
+std::uint32_t FlowNetwork::start_record(std::int64_t source, std::int64_t destination, Bytes bytes,
+                                        FlowCallback on_done) {
+  const Time now = sim_.now();
+  const std::uint32_t f = acquire_flow();
+  FlowRecord& rec = flows_[f];
+  rec.on_done = std::move(on_done);
+  rec.source = source;
+  rec.destination = destination;
+  rec.bytes = bytes;
+  rec.start = now;
+  rec.finish = now;
+  rec.parts_left = 0;
+  rec.first_part = kNone;
+  rec.active = true;
+  ++active_flows_;
+  return f;
+}
+
+FlowId FlowNetwork::finish_start(std::uint32_t f) {
   FlowRecord& rec = flows_[f];
   if (rec.parts_left == 0) {
     sim_.schedule_at(rec.finish, [this, f] { deliver(f); });
@@ -192,7 +247,8 @@ std::uint32_t FlowNetwork::acquire_flow() {
   return static_cast<std::uint32_t>(flows_.size() - 1);
 }
 
-void FlowNetwork::add_part(std::uint32_t flow, std::span<const LinkId> path, double bytes) {
+void FlowNetwork::add_part(std::uint32_t flow, std::span<const LinkId> path, double bytes,
+                           std::span<const double> shares, Time latency) {
   std::uint32_t p;
   if (!free_parts_.empty()) {
     p = free_parts_.back();
@@ -201,7 +257,7 @@ void FlowNetwork::add_part(std::uint32_t flow, std::span<const LinkId> path, dou
     p = static_cast<std::uint32_t>(parts_.size());
     parts_.emplace_back();
   }
-  const std::uint32_t cls = find_or_create_class(path);
+  const std::uint32_t cls = find_or_create_class(path, shares, latency);
   FlowClass& c = classes_[cls];
   ClassHot& h = hot_[cls];
   const std::int64_t now_ps = sim_.now().picoseconds();
@@ -229,6 +285,7 @@ void FlowNetwork::add_part(std::uint32_t flow, std::span<const LinkId> path, dou
       std::vector<std::uint32_t>& on_link = link_classes_[links[i]];
       c.slot_in_link[i] = static_cast<std::uint32_t>(on_link.size());
       on_link.push_back(cls);
+      link_shares_[links[i]].push_back(share(cls, i));
     }
   }
   ++h.flows;
@@ -241,17 +298,21 @@ void FlowNetwork::add_part(std::uint32_t flow, std::span<const LinkId> path, dou
   }
 }
 
-std::uint32_t FlowNetwork::find_or_create_class(std::span<const LinkId> path) {
-  const std::uint64_t h = hash_path(path);
+std::uint32_t FlowNetwork::find_or_create_class(std::span<const LinkId> path,
+                                                std::span<const double> shares, Time latency) {
+  const bool spray = !shares.empty();
+  const std::uint64_t h = hash_path(path, shares) ^ (spray ? 0x5157a7edull : 0);
   std::uint32_t* const found = class_by_hash_.find(h);
   std::uint32_t head = kNone;
   if (found != nullptr) {
     head = *found;
     for (std::uint32_t c = head; c != kNone; c = classes_[c].next_same_hash) {
       const std::span<const std::uint32_t> links = this->path(c);
-      if (links.size() == path.size() &&
+      if (sprayed(hot_[c]) == spray && links.size() == path.size() &&
           std::equal(path.begin(), path.end(), links.begin(),
-                     [](LinkId a, std::uint32_t b) { return a.value == b; })) {
+                     [](LinkId a, std::uint32_t b) { return a.value == b; }) &&
+          (!spray || (std::equal(shares.begin(), shares.end(), classes_[c].shares.begin()) &&
+                      classes_[c].latency == latency))) {
         return c;
       }
     }
@@ -268,22 +329,30 @@ std::uint32_t FlowNetwork::find_or_create_class(std::span<const LinkId> path) {
   }
   FlowClass& c = classes_[cls];
   ClassHot& hot = hot_[cls];
-  hot.path_size = static_cast<std::uint32_t>(path.size());
-  std::uint32_t* const links = path.size() <= kInlinePath ? hot.path : nullptr;
+  hot.path_size = static_cast<std::uint32_t>(path.size()) | (spray ? kSprayedBit : 0);
+  std::uint32_t* const links = hot.path_size <= kInlinePath ? hot.path : nullptr;
   c.long_path.clear();
-  Time latency = Time::zero();
+  c.shares.assign(shares.begin(), shares.end());
+  Time path_latency = Time::zero();
   for (std::size_t i = 0; i < path.size(); ++i) {
     if (links != nullptr) {
       links[i] = path[i].value;
     } else {
       c.long_path.push_back(path[i].value);
     }
-    latency += link_latency_[path[i].value];
+    path_latency += link_latency_[path[i].value];
+  }
+  c.link_bytes_per_byte = 0.0;
+  if (spray) {
+    for (const double share : shares)
+      c.link_bytes_per_byte += share;
+  } else {
+    c.link_bytes_per_byte = static_cast<double>(path.size());
   }
   c.slot_in_link.assign(path.size(), kNone);
   c.targets.clear();
   c.hash = h;
-  c.latency = latency;
+  c.latency = spray ? latency : path_latency;
   hot.rate = 0.0;
   drain_[cls] = ClassDrain{.drained = 0.0,
                            .settled_ps = sim_.now().picoseconds(),
@@ -418,10 +487,13 @@ void FlowNetwork::drain_event() {
       const std::span<const std::uint32_t> links = path(cls);
       for (std::size_t i = 0; i < links.size(); ++i) {
         std::vector<std::uint32_t>& on_link = link_classes_[links[i]];
+        std::vector<double>& shares_on_link = link_shares_[links[i]];
         const std::uint32_t slot = c.slot_in_link[i];
         const std::uint32_t moved = on_link.back();
         on_link[slot] = moved;
         on_link.pop_back();
+        shares_on_link[slot] = shares_on_link.back();
+        shares_on_link.pop_back();
         if (moved != cls || slot != on_link.size()) {
           FlowClass& m = classes_[moved];
           const std::span<const std::uint32_t> moved_links = path(moved);
@@ -445,10 +517,10 @@ void FlowNetwork::finish_part(std::uint32_t part_index, Time at) {
   Part& part = parts_[part_index];
   const FlowClass& c = classes_[part.cls];
   const ClassHot& h = hot_[part.cls];
-  finished_link_bytes_ += part.bytes * static_cast<double>(h.path_size);
+  finished_link_bytes_ += part.bytes * c.link_bytes_per_byte;
   // A drain end rounded up to the picosecond lets the links carry up to one picosecond of the
   // part's rate beyond its bytes; the conservation check allows exactly that.
-  rounding_link_bytes_ += h.rate * kSecondsPerPs * static_cast<double>(h.path_size);
+  rounding_link_bytes_ += h.rate * kSecondsPerPs * c.link_bytes_per_byte;
   part.cls = kNone;
   const std::uint32_t f = part.flow;
   FlowRecord& rec = flows_[f];
@@ -508,10 +580,12 @@ bool FlowNetwork::depart_needs_solve(std::uint32_t cls, std::uint32_t departed,
                                      std::int64_t now_ps) {
   const double freed = static_cast<double>(departed) * hot_[cls].rate;
   bool needs = false;
-  for (const std::uint32_t l : path(cls)) {
+  const std::span<const std::uint32_t> links = path(cls);
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const std::uint32_t l = links[i];
     settle_link(l, now_ps);
     const double old_load = link_load_[l];
-    link_load_[l] = std::max(old_load - freed, 0.0);
+    link_load_[l] = std::max(old_load - freed * share(cls, i), 0.0);
     // (A flow that arrived this instant may drain before the solve counted it.)
     link_flows_[l] -= std::min(departed, link_flows_[l]);
     record_sample(l, now_ps, old_load);
@@ -599,6 +673,8 @@ void FlowNetwork::solve() {
   local_flows_.clear();
   local_offsets_.assign(1, 0);
   local_path_.clear();
+  local_share_.clear();
+  bool comp_sprayed = false;  // local_share_ is filled from the first sprayed class on
   if (options_.full_resolve) {
     for (std::uint32_t l = 0; l < link_capacity_.size(); ++l)
       visit_link(l, true);
@@ -613,23 +689,31 @@ void FlowNetwork::solve() {
     for (std::size_t q = 0; q < scan_queue_.size(); ++q) {
       const std::uint32_t j = link_local_[scan_queue_[q]];
       const std::vector<std::uint32_t>& on_link = link_classes_[scan_queue_[q]];
+      const std::vector<double>& shares_on_link = link_shares_[scan_queue_[q]];
       for (std::size_t k = 0; k < on_link.size(); ++k) {
         if (k + kPrefetchAhead < on_link.size()) prefetch(&hot_[on_link[k + kPrefetchAhead]]);
         const std::uint32_t cls = on_link[k];
         ClassHot& c = hot_[cls];
         if (c.mark == stamp_) continue;
         if (c.rate > 0.0 && c.rate < fixed_below) {  // the only classes a crossed link leaves out
-          local_fixed_load_[j] += static_cast<double>(c.flows) * c.rate;
+          local_fixed_load_[j] += static_cast<double>(c.flows) * c.rate * shares_on_link[k];
           local_fixed_count_[j] += c.flows;
           continue;
         }
         c.mark = stamp_;
         comp_classes_.push_back(cls);
         local_flows_.push_back(c.flows);
-        for (const std::uint32_t l : path(cls)) {
+        if (sprayed(c) && !comp_sprayed) {
+          comp_sprayed = true;
+          local_share_.assign(local_path_.size(), 1.0);
+        }
+        const std::span<const std::uint32_t> links = path(cls);
+        for (std::size_t i = 0; i < links.size(); ++i) {
+          const std::uint32_t l = links[i];
           // (Most links are met again; the saturation test is only for the first meeting.)
           if (link_mark_[l] != stamp_) visit_link(l, saturated(l));
           local_path_.push_back(link_local_[l]);
+          if (comp_sprayed) local_share_.push_back(share(cls, i));
         }
         local_offsets_.push_back(static_cast<std::uint32_t>(local_path_.size()));
       }
@@ -655,11 +739,12 @@ void FlowNetwork::solve() {
         local_fixed_load_[j] = 0.0;
         local_fixed_count_[j] = 0;
         const std::vector<std::uint32_t>& on_link = link_classes_[comp_links_[j]];
+        const std::vector<double>& shares_on_link = link_shares_[comp_links_[j]];
         for (std::size_t k = 0; k < on_link.size(); ++k) {
           if (k + kPrefetchAhead < on_link.size()) prefetch(&hot_[on_link[k + kPrefetchAhead]]);
           const ClassHot& c = hot_[on_link[k]];
           if (c.mark == stamp_) continue;
-          local_fixed_load_[j] += static_cast<double>(c.flows) * c.rate;
+          local_fixed_load_[j] += static_cast<double>(c.flows) * c.rate * shares_on_link[k];
           local_fixed_count_[j] += c.flows;
         }
       }
@@ -667,14 +752,15 @@ void FlowNetwork::solve() {
     }
     local_rate_.resize(nc);
     classes_solved_ += nc;
-    solver_.solve(local_capacity_, local_flows_, local_offsets_, local_path_, local_rate_);
+    solver_.solve(local_capacity_, local_flows_, local_offsets_, local_path_, local_share_,
+                  local_rate_);
 
     // Boundary links the new rates fill join the search.
     local_load_.assign(local_fixed_load_.begin(), local_fixed_load_.end());
     for (std::size_t i = 0; i < nc; ++i) {
       const double class_load = static_cast<double>(local_flows_[i]) * local_rate_[i];
       for (std::uint32_t k = local_offsets_[i]; k < local_offsets_[i + 1]; ++k)
-        local_load_[local_path_[k]] += class_load;
+        local_load_[local_path_[k]] += comp_sprayed ? class_load * local_share_[k] : class_load;
     }
     for (std::size_t j = 0; j < nl; ++j) {
       if (comp_crossed_[j] != 0) continue;
@@ -725,7 +811,7 @@ void FlowNetwork::solve() {
     }
     const double class_load = static_cast<double>(h.flows) * h.rate;
     for (std::uint32_t k = local_offsets_[i]; k < local_offsets_[i + 1]; ++k) {
-      local_load_[local_path_[k]] += class_load;
+      local_load_[local_path_[k]] += comp_sprayed ? class_load * local_share_[k] : class_load;
       local_count_[local_path_[k]] += h.flows;
     }
   }
@@ -794,10 +880,13 @@ void FlowNetwork::check_invariants() const {
   double link_total = 0.0;
   for (std::size_t l = 0; l < link_capacity_.size(); ++l) {
     double load = 0.0;
-    for (const std::uint32_t cls : link_classes_[l]) {
+    if (link_shares_[l].size() != link_classes_[l].size())
+      broken(where("class shares out of step with the classes on link", l));
+    for (std::size_t k = 0; k < link_classes_[l].size(); ++k) {
+      const std::uint32_t cls = link_classes_[l][k];
       const ClassHot& h = hot_[cls];
       if (h.flows == 0 || !classes_[cls].in_use) broken(where("inactive class listed on link", l));
-      load += static_cast<double>(h.flows) * h.rate;
+      load += static_cast<double>(h.flows) * h.rate * link_shares_[l][k];
     }
     const double cap = link_capacity_[l];
     if (loads_current && std::fabs(load - link_load_[l]) > 1e-9 * cap) {
@@ -843,7 +932,7 @@ void FlowNetwork::check_invariants() const {
         broken(where("remaining bytes out of range for part", p) + ": " +
                std::to_string(remaining) + " of " + std::to_string(part.bytes));
       }
-      flow_total += (part.bytes - remaining) * static_cast<double>(h.path_size);
+      flow_total += (part.bytes - remaining) * c.link_bytes_per_byte;
     }
   }
   if (in_heap != drain_heap_.size()) broken("drain heap holds classes that are not draining");

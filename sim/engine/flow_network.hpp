@@ -70,6 +70,15 @@ struct WeightedPath {
   double weight = 1.0;
 };
 
+// A link of a sprayed flow and the share of the flow's bytes that crosses it (0 < share, finite;
+// a flow sprayed evenly over k parallel links puts 1/k on each, and 1 on the links all its
+// paths share).
+struct LinkShare {
+  LinkId link;
+  double share = 1.0;
+  bool operator==(const LinkShare&) const = default;
+};
+
 // The largest idle tolerance (below) that scenarios and the command line accept; beyond it the
 // rates would be too stale to mean much.
 inline constexpr double kMaxIdleTolerance = 0.5;
@@ -127,6 +136,14 @@ class FlowNetwork : private Simulator::InstantEndListener {
                     std::span<const LinkId> path, FlowCallback on_done);
   FlowId start_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
                     std::span<const WeightedPath> paths, FlowCallback on_done);
+  // A sprayed flow (packet spraying, striping over parallel links): one flow whose bytes cross
+  // every listed link in the given share, all parts at the same rate, as a sender that spreads
+  // its packets evenly does. At rate r it loads each link with share * r, so its rate is set by
+  // the link where share / (fair share) is largest. It completes `latency` after its last byte
+  // drained (the longest of its paths' latencies, which the caller knows). Each link at most
+  // once; shares must be positive and finite, else std::invalid_argument.
+  FlowId start_sprayed_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
+                            std::span<const LinkShare> links, Time latency, FlowCallback on_done);
 
   // Flows started and not yet completed (including ones whose last byte is crossing the latency).
   std::size_t active_flows() const { return active_flows_; }
@@ -169,11 +186,14 @@ class FlowNetwork : private Simulator::InstantEndListener {
   // rate change and the drain heap need is ClassDrain (half a line); the rest, read when flows
   // start or finish, is FlowClass.
   static constexpr std::size_t kInlinePath = 11;  // fills ClassHot's cache line
+  // Set in ClassHot::path_size for a sprayed class: its links are in FlowClass::long_path (at any
+  // length) and their shares in FlowClass::shares.
+  static constexpr std::uint32_t kSprayedBit = 0x80000000u;
   struct alignas(64) ClassHot {
     double rate = 0.0;  // bytes/s per flow
     std::uint32_t flows = 0;
-    std::uint32_t mark = 0;  // component search stamp
-    std::uint32_t path_size = 0;
+    std::uint32_t mark = 0;       // component search stamp
+    std::uint32_t path_size = 0;  // links, | kSprayedBit for a sprayed class
     // The path when it has at most kInlinePath links (else in FlowClass::long_path).
     std::uint32_t path[kInlinePath] = {};
   };
@@ -188,6 +208,8 @@ class FlowNetwork : private Simulator::InstantEndListener {
   static_assert(sizeof(ClassDrain) == 32);
   struct FlowClass {
     std::vector<std::uint32_t> long_path;     // the path when longer than kInlinePath links
+    std::vector<double> shares;               // a sprayed class's share per link (else empty)
+    double link_bytes_per_byte = 0.0;         // sum of the shares (the path length unsprayed)
     std::vector<std::uint32_t> slot_in_link;  // position in link_classes_[path[i]] when active
     std::vector<std::pair<double, std::uint32_t>> targets;  // min-heap of (D target, part)
     std::uint64_t hash = 0;
@@ -219,9 +241,17 @@ class FlowNetwork : private Simulator::InstantEndListener {
   void on_instant_end() override;
   void mark_dirty(std::uint32_t cls);
   std::uint32_t acquire_flow();
-  std::uint32_t find_or_create_class(std::span<const LinkId> path);
+  // The class of `path` (with `shares` and `latency` for a sprayed one; empty shares: a plain
+  // path, latency from its links).
+  std::uint32_t find_or_create_class(std::span<const LinkId> path,
+                                     std::span<const double> shares = {},
+                                     Time latency = Time::zero());
   void release_class(std::uint32_t cls);
-  void add_part(std::uint32_t flow, std::span<const LinkId> path, double bytes);
+  void add_part(std::uint32_t flow, std::span<const LinkId> path, double bytes,
+                std::span<const double> shares = {}, Time latency = Time::zero());
+  std::uint32_t start_record(std::int64_t source, std::int64_t destination, Bytes bytes,
+                             FlowCallback on_done);
+  FlowId finish_start(std::uint32_t flow);
   void finish_part(std::uint32_t part, Time at);
   void deliver(std::uint32_t flow);
   void drain_event();
@@ -230,6 +260,11 @@ class FlowNetwork : private Simulator::InstantEndListener {
     const ClassHot& h = hot_[cls];
     return h.path_size <= kInlinePath ? std::span<const std::uint32_t>(h.path, h.path_size)
                                       : std::span<const std::uint32_t>(classes_[cls].long_path);
+  }
+  static bool sprayed(const ClassHot& h) { return (h.path_size & kSprayedBit) != 0; }
+  // The share of class `cls` on the i-th link of its path (1 unless sprayed).
+  double share(std::uint32_t cls, std::size_t i) const {
+    return sprayed(hot_[cls]) ? classes_[cls].shares[i] : 1.0;
   }
   void settle_class(std::uint32_t cls, std::int64_t now_ps);
   // When the class's first target drains at its current rate (whole picoseconds, rounded up).
@@ -257,6 +292,8 @@ class FlowNetwork : private Simulator::InstantEndListener {
   std::vector<double> link_capacity_;
   std::vector<Time> link_latency_;
   std::vector<std::vector<std::uint32_t>> link_classes_;  // active classes crossing the link
+  // Parallel to link_classes_: the share of each of those classes on the link (1 unless sprayed).
+  std::vector<std::vector<double>> link_shares_;
   std::vector<double> link_load_;
   std::vector<std::uint32_t> link_flows_;
   std::vector<double> link_bytes_;           // in the statistics window
@@ -317,6 +354,7 @@ class FlowNetwork : private Simulator::InstantEndListener {
   std::vector<std::uint32_t> local_flows_;
   std::vector<std::uint32_t> local_offsets_;
   std::vector<std::uint32_t> local_path_;
+  std::vector<double> local_share_;  // parallel to local_path_ when the component has sprays
   std::vector<double> local_rate_;
   std::vector<double> local_load_;
   std::vector<std::uint32_t> local_count_;

@@ -7,14 +7,24 @@ namespace stepsim::engine {
 void MaxMinSolver::solve(std::span<const double> link_capacity,
                          std::span<const std::uint32_t> class_flows,
                          std::span<const std::uint32_t> path_offsets,
-                         std::span<const std::uint32_t> path_links, std::span<double> rate) {
+                         std::span<const std::uint32_t> path_links,
+                         std::span<const double> path_weights, std::span<double> rate) {
   const std::size_t links = link_capacity.size();
   const std::size_t classes = class_flows.size();
   assert(path_offsets.size() == classes + 1);
   assert(rate.size() == classes);
+  assert(path_weights.empty() || path_weights.size() == path_links.size());
+  const bool weighted = !path_weights.empty();
+  // n_c w_cl of class c on its k-th link (with unit weights exactly n_c, so that unweighted
+  // problems give the same bits as counting flows).
+  const auto use = [&](std::size_t c, std::uint32_t k) {
+    const double n = static_cast<double>(class_flows[c]);
+    return weighted ? n * path_weights[k] : n;
+  };
 
   remaining_.assign(link_capacity.begin(), link_capacity.end());
   unfrozen_.assign(links, 0);
+  demand_.assign(links, 0.0);
   touched_mark_.assign(links, 0);
   link_offsets_.assign(links + 1, 0);
   frozen_.assign(classes, 0);
@@ -25,6 +35,7 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
       const std::uint32_t l = path_links[k];
       ++link_offsets_[l + 1];
       unfrozen_[l] += class_flows[c];
+      demand_[l] += use(c, k);
     }
   }
   for (std::size_t l = 0; l < links; ++l)
@@ -48,7 +59,7 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
   heap_.clear();
   for (std::uint32_t l = 0; l < links; ++l) {
     if (unfrozen_[l] == 0) continue;
-    share_[l] = remaining_[l] / static_cast<double>(unfrozen_[l]);
+    share_[l] = remaining_[l] / demand_[l];
     if (link_offsets_[l + 1] - link_offsets_[l] == 1) {
       caps_.push_back({share_[l], link_classes_[link_offsets_[l]]});
     } else {
@@ -69,11 +80,12 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     frozen_[c] = 1;
     --unfrozen_classes;
     rate[c] = level;
-    const double n = static_cast<double>(class_flows[c]);
     for (std::uint32_t p = path_offsets[c]; p < path_offsets[c + 1]; ++p) {
       const std::uint32_t l2 = path_links[p];
-      remaining_[l2] -= n * level;
+      const double u = use(c, p);
+      remaining_[l2] -= u * level;
       unfrozen_[l2] -= class_flows[c];
+      demand_[l2] = unfrozen_[l2] == 0 ? 0.0 : demand_[l2] - u;
       if (touched_mark_[l2] != stamp) {
         touched_mark_[l2] = stamp;
         touched_.push_back(l2);
@@ -123,7 +135,7 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     for (const std::uint32_t l2 : touched_) {
       // A private link, the link just popped, or one to drop at the top.
       if (heap_pos_[l2] == kAbsent || unfrozen_[l2] == 0) continue;
-      const double share = std::max(remaining_[l2], 0.0) / static_cast<double>(unfrozen_[l2]);
+      const double share = std::max(remaining_[l2], 0.0) / demand_[l2];
       share_[l2] = share;
       if (share < heap_[heap_pos_[l2]].key) {
         heap_[heap_pos_[l2]].key = share;

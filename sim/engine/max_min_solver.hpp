@@ -2,11 +2,14 @@
 // flow bookkeeping, testable alone (as SimGrid keeps its lmm solver apart).
 //
 // Model. Links l have capacities C_l (bytes/s). A "class" c stands for n_c identical flows that
-// cross the same links (its path; a link listed twice counts twice). Max-min fairness gives every
-// flow of a class the same rate r_c. Progressive filling raises the rate of every unfrozen flow
-// together; a link saturates at level x when
-//     C_l = sum over frozen classes on l of n_c r_c  +  x * (number of unfrozen flows on l),
-// i.e. at its fair share (remaining capacity / unfrozen flows). The link with the smallest fair
+// cross the same links (its path; a link listed twice counts twice). A flow may load a link with
+// a weight w_cl (a sprayed flow puts a share w of its bytes on each link of its paths; 1 when no
+// weights are given): at rate r it takes w_cl r of the link. Max-min fairness gives every flow of
+// a class the same rate r_c. Progressive filling raises the rate of every unfrozen flow together;
+// a link saturates at level x when
+//     C_l = sum over frozen classes on l of n_c w_cl r_c  +  x * (sum over unfrozen classes of
+//           n_c w_cl),
+// i.e. at its fair share (remaining capacity / unfrozen demand). The link with the smallest fair
 // share saturates first; its unfrozen classes are frozen at that level and their use is taken off
 // every other link they cross. Repeating until every class is frozen gives the unique max-min fair
 // allocation (Bertsekas & Gallager, Data Networks, 2nd ed., section 6.5.2).
@@ -32,18 +35,25 @@ class MaxMinSolver {
   //  - link_capacity[l] >= 0, bytes/s (a link of capacity 0 gives the classes on it rate 0);
   //  - class_flows[c] >= 1, the number of identical flows in class c;
   //  - path_offsets (size classes + 1) and path_links: class c crosses
-  //    path_links[path_offsets[c] .. path_offsets[c + 1]), each path non-empty.
+  //    path_links[path_offsets[c] .. path_offsets[c + 1]), each path non-empty;
+  //  - path_weights: empty (every weight 1), or parallel to path_links, each > 0 and finite.
   // Output: rate[c], the max-min fair rate of each flow of class c, bytes/s (size classes).
   // The scratch memory is kept between calls, so a solver reused for many problems does not
   // allocate once it has seen the largest one.
   void solve(std::span<const double> link_capacity, std::span<const std::uint32_t> class_flows,
              std::span<const std::uint32_t> path_offsets, std::span<const std::uint32_t> path_links,
-             std::span<double> rate);
+             std::span<const double> path_weights, std::span<double> rate);
+  // Every weight 1.
+  void solve(std::span<const double> link_capacity, std::span<const std::uint32_t> class_flows,
+             std::span<const std::uint32_t> path_offsets, std::span<const std::uint32_t> path_links,
+             std::span<double> rate) {
+    solve(link_capacity, class_flows, path_offsets, path_links, {}, rate);
+  }
 
  private:
   static constexpr std::uint32_t kAbsent = 0xffffffffu;
   struct Cap {
-    double share;  // capacity / flows of a link that only this class crosses
+    double share;  // capacity / demand of a link that only this class crosses
     std::uint32_t cls;
   };
   struct Entry {
@@ -61,7 +71,8 @@ class MaxMinSolver {
 
   std::vector<double> remaining_;            // per link: capacity not yet given to frozen flows
   std::vector<std::uint64_t> unfrozen_;      // per link: unfrozen flows crossing it
-  std::vector<double> share_;                // per link: remaining / unfrozen
+  std::vector<double> demand_;               // per link: sum of n_c w_cl over unfrozen classes
+  std::vector<double> share_;                // per link: remaining / demand
   std::vector<std::uint32_t> heap_pos_;      // per link: position in heap_, kAbsent when not there
   std::vector<std::uint32_t> link_offsets_;  // link -> classes (transpose of the paths)
   std::vector<std::uint32_t> link_classes_;

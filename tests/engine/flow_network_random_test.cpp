@@ -176,6 +176,92 @@ TEST(FlowNetworkRandom, RatesMatchBruteForceWaterFilling) {
   }
 }
 
+TEST(FlowNetworkRandom, SprayedFlowsMatchWeightedBruteForceAndFullResolve) {
+  // Half the flows sprayed (each link of the path with a random share in (0, 1]), half plain: at
+  // every probe every active flow's rate equals the weighted brute-force max-min rate (relative
+  // 1e-9), the invariants hold (bytes carried = bytes drained x the sum of the shares), and the
+  // incremental solve gives the full re-solve's completion times.
+  std::mt19937_64 rng(2026);
+  for (int instance = 0; instance < 200; ++instance) {
+    RandomInstance in = make_instance(rng, false);
+    std::vector<std::vector<double>> shares(in.flows.size());
+    for (std::size_t f = 0; f < in.flows.size(); ++f) {
+      in.flows[f].paths.resize(1);
+      in.flows[f].bytes = std::max<std::int64_t>(in.flows[f].bytes, 1);
+      std::vector<LinkId>& path = in.flows[f].paths[0];
+      std::sort(path.begin(), path.end(), [](LinkId a, LinkId b) { return a.value < b.value; });
+      path.erase(std::unique(path.begin(), path.end(),
+                             [](LinkId a, LinkId b) { return a.value == b.value; }),
+                 path.end());
+      if (f % 2 == 0) {
+        for (std::size_t i = 0; i < path.size(); ++i)
+          shares[f].push_back(std::uniform_real_distribution<double>(0.1, 1.0)(rng));
+      }
+    }
+    std::vector<Time> finish[2];
+    for (const bool full : {false, true}) {
+      Simulator sim;
+      FlowNetworkOptions options;
+      options.full_resolve = full;
+      FlowNetwork net(sim, options);
+      for (const double c : in.capacity)
+        net.add_link(BytesPerSecond(c), Time::zero());
+      std::vector<FlowId> ids(in.flows.size());
+      std::vector<bool> active(in.flows.size(), false);
+      finish[full].assign(in.flows.size(), Time::zero());
+      for (std::size_t f = 0; f < in.flows.size(); ++f) {
+        sim.schedule_at(in.flows[f].start, [&, f] {
+          active[f] = true;
+          auto done = [&active, &finish, full, f](const FlowCompletion& c) {
+            active[f] = false;
+            finish[full][f] = c.finish;
+          };
+          const std::vector<LinkId>& path = in.flows[f].paths[0];
+          if (shares[f].empty()) {
+            ids[f] = net.start_flow(0, 0, Bytes(in.flows[f].bytes), path, done);
+          } else {
+            std::vector<LinkShare> links;
+            for (std::size_t i = 0; i < path.size(); ++i)
+              links.push_back({path[i], shares[f][i]});
+            ids[f] =
+                net.start_sprayed_flow(0, 0, Bytes(in.flows[f].bytes), links, Time::zero(), done);
+          }
+        });
+      }
+      for (int probe = 1; probe <= 10 && !full; ++probe) {
+        sim.run_until(Time::us(25) * probe + Time::ps(probe));
+        std::vector<std::vector<int>> paths;
+        std::vector<std::vector<double>> weights;
+        std::vector<std::size_t> which;
+        for (std::size_t f = 0; f < in.flows.size(); ++f) {
+          if (!active[f]) continue;
+          std::vector<int> p;
+          for (const LinkId l : in.flows[f].paths[0])
+            p.push_back(static_cast<int>(l.value));
+          weights.push_back(shares[f].empty() ? std::vector<double>(p.size(), 1.0) : shares[f]);
+          paths.push_back(p);
+          which.push_back(f);
+        }
+        const std::vector<double> expected =
+            testing::brute_force_weighted_max_min(in.capacity, paths, weights);
+        for (std::size_t k = 0; k < which.size(); ++k) {
+          ASSERT_NEAR(net.current_rate(ids[which[k]]).value(), expected[k], 1e-9 * expected[k])
+              << "instance " << instance << " probe " << probe;
+        }
+        net.check_invariants();
+      }
+      sim.run();
+      net.check_invariants();
+      EXPECT_EQ(net.active_flows(), 0u);
+    }
+    for (std::size_t f = 0; f < in.flows.size(); ++f) {
+      const auto a = static_cast<double>(finish[0][f].picoseconds());
+      const auto b = static_cast<double>(finish[1][f].picoseconds());
+      ASSERT_NEAR(a, b, std::max(1.0, 1e-9 * b)) << "instance " << instance << " flow " << f;
+    }
+  }
+}
+
 TEST(FlowNetworkRandom, TwoRunsProduceIdenticalEventSequences) {
   // Determinism: the same instance run twice gives the same completion order and the same times,
   // to the picosecond.

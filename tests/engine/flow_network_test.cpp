@@ -199,6 +199,49 @@ TEST_F(FlowNetworkTest, MultiPathFlowIsSplitByWeight) {
   EXPECT_DOUBLE_EQ(net.current_rate(f).value(), 0.0);
 }
 
+TEST_F(FlowNetworkTest, SprayedFlowOverKParallelLinksDrainsAtTheirSum) {
+  // A transfer sprayed over k = 7 parallel 28 GB/s links (a die's 7 UB planes), between a fast
+  // first and last link: share 1/7 on each plane, 1 on the ends. Closed form: bytes / (k x 28
+  // GB/s) plus the given latency: 1 GB / 196 GB/s = 5.102040816 ms + 1 us. A plain flow over one
+  // of the planes takes 1 GB / 28 GB/s.
+  const LinkId first = link(1000 * kGBps);
+  const LinkId last = link(1000 * kGBps);
+  std::vector<LinkShare> links{{first, 1.0}, {last, 1.0}};
+  for (int k = 0; k < 7; ++k)
+    links.push_back({link(28 * kGBps), 1.0 / 7});
+  Time sprayed;
+  net.start_sprayed_flow(0, 1, Bytes(1'000'000'000), links, Time::us(1),
+                         [&](const FlowCompletion& done) { sprayed = done.finish; });
+  sim.run();
+  const double expected_ps = 1e9 / (7 * 28 * kGBps) * 1e12 + 1e6;
+  EXPECT_NEAR(static_cast<double>(sprayed.picoseconds()), expected_ps, 1.0);
+  // Every plane carried 1/7 of the bytes, the ends all of them (within what one picosecond of
+  // the rounded-up drain end adds: 196 GB/s x 1 ps = 0.196 bytes).
+  for (std::size_t i = 2; i < links.size(); ++i)
+    EXPECT_NEAR(net.link_statistics(links[i].link).bytes_carried, 1e9 / 7, 0.2);
+  EXPECT_NEAR(net.link_statistics(first).bytes_carried, 1e9, 0.2);
+}
+
+TEST_F(FlowNetworkTest, SprayedFlowsShareParallelLinksWithPlainFlows) {
+  // Two 1 GB/s links. A sprayed flow (1/2, 1/2) and a plain flow on link 0: link 0 holds r/2 + p,
+  // link 1 r/2. Water-filling: link 0 saturates at 1.5 x = 1 GB/s, x = 2/3 GB/s for both; the
+  // plain flow is frozen there, the sprayed one too (it crosses link 0).
+  const LinkId a = link(1 * kGBps);
+  const LinkId b = link(1 * kGBps);
+  const std::vector<LinkShare> spray{{a, 0.5}, {b, 0.5}};
+  Time sprayed;
+  net.start_sprayed_flow(0, 1, Bytes(2'000'000), spray, Time::zero(),
+                         [&](const FlowCompletion& done) { sprayed = done.finish; });
+  const FlowId plain = start(1'000'000, {a});
+  sim.run_until(Time::ps(1));
+  EXPECT_DOUBLE_EQ(net.current_rate(plain).value(), kGBps * 2 / 3);
+  sim.run();
+  // Plain: 1 MB at 2/3 GB/s = 1.5 ms. The sprayed flow drained 1 MB by then and is alone for its
+  // second MB at 2 GB/s (each link carries half): 0.5 ms more, 2 ms in all.
+  EXPECT_EQ(at(plain), Time::us(1500));
+  EXPECT_NEAR(static_cast<double>(sprayed.picoseconds()), 2e9, 1.0);
+}
+
 TEST_F(FlowNetworkTest, LinkStatistics) {
   // Two 1 MB flows on a 1 GB/s link: busy from 0 to 2 ms, carrying 2 MB. Seen over a 4 ms
   // window: utilization 2e6 / (1e9 * 4e-3) = 0.5; at most 2 flows at once.

@@ -110,5 +110,84 @@ TEST(MaxMinSolver, MatchesBruteForceOnRandomInstances) {
   }
 }
 
+TEST(MaxMinSolver, SprayedFlowIsBoundByItsMostLoadedShare) {
+  // One flow sprayed 1/2, 1/4, 1/4 over three 1 GB/s links: at rate r it loads them r/2, r/4, r/4,
+  // so the first link caps it at 2 GB/s. A second, plain flow on link 1: link 1 then holds
+  // r/4 + r2; water-filling raises both to level x: link 0 saturates at x = 2 GB/s, link 1 at
+  // 1.25 x = 1 GB/s, i.e. x = 0.8 GB/s first, freezing both at 0.8 GB/s.
+  MaxMinSolver solver;
+  const std::vector<double> capacity{1e9, 1e9, 1e9};
+  const std::vector<std::uint32_t> flows{1, 1};
+  const std::vector<std::uint32_t> offsets{0, 3, 4};
+  const std::vector<std::uint32_t> links{0, 1, 2, 1};
+  const std::vector<double> weights{0.5, 0.25, 0.25, 1.0};
+  std::vector<double> rate(2);
+  solver.solve(capacity, flows, offsets, links, weights, rate);
+  EXPECT_DOUBLE_EQ(rate[0], 0.8e9);
+  EXPECT_DOUBLE_EQ(rate[1], 0.8e9);
+  // Alone, the sprayed flow reaches 1 / (1/2) = 2 GB/s.
+  std::vector<double> alone(1);
+  solver.solve(capacity, std::vector<std::uint32_t>{1}, std::vector<std::uint32_t>{0, 3},
+               std::vector<std::uint32_t>{0, 1, 2}, std::vector<double>{0.5, 0.25, 0.25}, alone);
+  EXPECT_DOUBLE_EQ(alone[0], 2e9);
+}
+
+TEST(MaxMinSolver, WeightedMatchesBruteForceOnRandomInstances) {
+  // 500 random instances with random weights in (0, 1] (sprayed flows), classes of 1-3 flows;
+  // rates equal the per-flow weighted water-filling to a relative 1e-9. Unit weights given
+  // explicitly give the same bits as no weights.
+  std::mt19937_64 rng(20261201);
+  MaxMinSolver solver;
+  for (int instance = 0; instance < 500; ++instance) {
+    const int links = std::uniform_int_distribution<int>(1, 10)(rng);
+    const int classes = std::uniform_int_distribution<int>(1, 20)(rng);
+    std::vector<double> capacity(links);
+    for (double& c : capacity)
+      c = std::uniform_real_distribution<double>(1e9, 100e9)(rng);
+    std::vector<std::uint32_t> offsets{0};
+    std::vector<std::uint32_t> path_links;
+    std::vector<double> weights;
+    std::vector<std::uint32_t> flows(classes);
+    std::vector<std::vector<int>> flow_paths;
+    std::vector<std::vector<double>> flow_weights;
+    for (int c = 0; c < classes; ++c) {
+      const int len = std::uniform_int_distribution<int>(1, std::min(5, links))(rng);
+      std::vector<int> path;
+      std::vector<double> w;
+      while (static_cast<int>(path.size()) < len) {
+        const int l = std::uniform_int_distribution<int>(0, links - 1)(rng);
+        if (std::find(path.begin(), path.end(), l) != path.end()) continue;
+        path.push_back(l);
+        w.push_back(std::uniform_real_distribution<double>(0.05, 1.0)(rng));
+      }
+      for (std::size_t i = 0; i < path.size(); ++i) {
+        path_links.push_back(static_cast<std::uint32_t>(path[i]));
+        weights.push_back(w[i]);
+      }
+      offsets.push_back(static_cast<std::uint32_t>(path_links.size()));
+      flows[c] = std::uniform_int_distribution<std::uint32_t>(1, 3)(rng);
+      for (std::uint32_t k = 0; k < flows[c]; ++k) {
+        flow_paths.push_back(path);
+        flow_weights.push_back(w);
+      }
+    }
+    std::vector<double> rate(classes);
+    solver.solve(capacity, flows, offsets, path_links, weights, rate);
+    const std::vector<double> expected =
+        testing::brute_force_weighted_max_min(capacity, flow_paths, flow_weights);
+    std::size_t f = 0;
+    for (int c = 0; c < classes; ++c) {
+      for (std::uint32_t k = 0; k < flows[c]; ++k, ++f) {
+        ASSERT_NEAR(rate[c], expected[f], 1e-9 * expected[f]) << "instance " << instance;
+      }
+    }
+    std::vector<double> unit(classes), plain(classes);
+    solver.solve(capacity, flows, offsets, path_links, std::vector<double>(path_links.size(), 1.0),
+                 unit);
+    solver.solve(capacity, flows, offsets, path_links, plain);
+    ASSERT_EQ(unit, plain) << "instance " << instance;
+  }
+}
+
 }  // namespace
 }  // namespace stepsim::engine
