@@ -60,6 +60,12 @@ void register_cloudmatrix_presets(BuilderRegistry& registry) {
         const auto d2d_class = b.link_class("die-to-die");
         const auto package_class = b.link_class("on-package");
         const auto port_class = b.link_class("rdma-port");
+        // UB moves one transfer over every UB port of the NPU at once (multi-port load/store and
+        // DMA: the paper's section 3 gives each die 7 UB links, one per plane, and the NPU's
+        // 392 GB/s is their sum), and the L1 chips spread it over the L2 chips of their plane.
+        // The RDMA plane (RoCE) hashes per flow, as Ethernet ECMP does.
+        for (const auto cls : {ub_class, d2d_class, package_class})
+          b.set_multipath(cls, Multipath::kSpray);
         std::vector<std::vector<NodeId>> hosts;
         for (int s = 0; s < supernodes; ++s) {
           const std::string sn = supernodes == 1 ? "" : fmt::format("sn{}.", s);

@@ -12,13 +12,16 @@ bool is_file_name(std::string_view text) {
   return text.ends_with(".yaml") || text.ends_with(".yml");
 }
 
-void apply_efficiency(Topology& topology, const config::Node& map) {
+// A map from link class names to settings (`efficiency: {nvlink: 0.9}`, `multipath: {ub:
+// spray}`): `set(name, value)` applies one entry and returns false when the topology has no class
+// of that name, which is reported at the entry with the classes it has.
+template <class Set>
+void apply_per_class(Topology& topology, const config::Node& map, Set set) {
   std::vector<std::string> classes;
   for (const LinkClass& c : topology.link_classes())
     classes.push_back(c.name);
   for (const auto& [name, value] : map.entries()) {
-    const double efficiency = value.as_double(1e-6, 1.0);
-    if (!topology.set_efficiency(name, efficiency)) {
+    if (!set(name, value)) {
       const std::string suggestion = config::closest_match(name, classes);
       value.fail_with(fmt::format(
           "topology '{}' has no link class '{}'{}; its classes: {}", topology.name(), name,
@@ -26,6 +29,18 @@ void apply_efficiency(Topology& topology, const config::Node& map) {
           fmt::join(classes, ", ")));
     }
   }
+}
+
+void apply_efficiency(Topology& topology, const config::Node& map) {
+  apply_per_class(topology, map, [&](const std::string& name, const config::Node& value) {
+    return topology.set_efficiency(name, value.as_double(1e-6, 1.0));
+  });
+}
+
+void apply_multipath(Topology& topology, const config::Node& map) {
+  apply_per_class(topology, map, [&](const std::string& name, const config::Node& value) {
+    return topology.set_multipath(name, *parse_multipath(value.as_choice({"hash", "spray"})));
+  });
 }
 
 // "name:key=value,key=value" -> (name, YAML map text).
@@ -95,7 +110,7 @@ Topology load_topology(const config::Node& node, const BuilderRegistry& registry
   if (node.has("nodes") && !node.has("preset") && !node.has("builder")) {
     topology = read_graph(node);
   } else {
-    node.allow_keys({"preset", "builder", "params", "efficiency", "name"});
+    node.allow_keys({"preset", "builder", "params", "efficiency", "multipath", "name"});
     const bool preset = node.has("preset");
     if (preset == node.has("builder")) {
       node.fail("a map with exactly one of preset:, builder: (or nodes: for an explicit graph)");
@@ -105,6 +120,7 @@ Topology load_topology(const config::Node& node, const BuilderRegistry& registry
     if (auto name = node.find("name")) topology.set_name(name->as_string());
   }
   if (auto efficiency = node.find("efficiency")) apply_efficiency(topology, *efficiency);
+  if (auto multipath = node.find("multipath")) apply_multipath(topology, *multipath);
   return topology;
 }
 

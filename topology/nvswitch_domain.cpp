@@ -8,6 +8,10 @@ DomainBuild add_nvswitch_domain(TopologyBuilder& b, const NvSwitchDomainSpec& sp
                                 const std::string& domain, const std::string& node_prefix) {
   DomainBuild out;
   const std::uint16_t nvlink = b.link_class("nvlink");
+  // A GPU stripes its NVLink traffic over all its links, so over every NVSwitch chip (NVIDIA,
+  // "NVIDIA DGX H100 System" and NVLink/NVSwitch architecture documents): no per-flow hashing.
+  // (The domain's switch chips are one node here, so this matters to graphs that split them.)
+  b.set_multipath(nvlink, Multipath::kSpray);
   const NodeId nvswitch = b.add_node(fmt::format("{}.nvswitch", domain), NodeKind::kSwitch,
                                      NodeOptions{spec.nvls, std::nullopt, NodeId()});
   std::vector<NodeId> scale_up{nvswitch};

@@ -27,6 +27,34 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
 
 }  // namespace
 
+std::string_view to_string(EcmpMode mode) {
+  switch (mode) {
+    case EcmpMode::kHash:
+      return "hash";
+    case EcmpMode::kSpread:
+      return "spread";
+    case EcmpMode::kSpray:
+      return "spray";
+    case EcmpMode::kFabric:
+      return "fabric";
+  }
+  return "unknown";
+}
+
+std::optional<EcmpMode> parse_ecmp_mode(std::string_view text) {
+  for (EcmpMode mode : {EcmpMode::kHash, EcmpMode::kSpread, EcmpMode::kSpray, EcmpMode::kFabric})
+    if (to_string(mode) == text) return mode;
+  return std::nullopt;
+}
+
+// Where the traffic of one route stands after some hops: a node, the share of the flow's bytes
+// that reaches it, and the longest latency on the way.
+struct Router::Reach {
+  NodeId node;
+  double share = 0.0;
+  Time latency;
+};
+
 // Hop distances to one destination, within a region (a scale-up domain, or the whole graph).
 struct Router::Table {
   std::uint64_t key = 0;
@@ -59,6 +87,8 @@ Router::Router(const Topology& topology, RouterOptions options)
       local_index_[member.value()] = region_size_[g]++;
   }
   counts_.assign(n, kUnknown);
+  for (const LinkClass& c : topology.link_classes())
+    fabric_sprays_ = fabric_sprays_ || c.multipath == Multipath::kSpray;
 }
 
 Router::~Router() = default;
@@ -339,10 +369,120 @@ Routes Router::spread(NodeId source, NodeId destination) {
 
 Routes Router::routes(NodeId source, NodeId destination, EcmpMode mode, std::uint64_t flow_key) {
   if (mode == EcmpMode::kSpread) return spread(source, destination);
+  if (mode != EcmpMode::kHash && multipath(source, destination, flow_key, mode).sprayed())
+    return spread(source, destination);
   Routes result;
   result.paths.push_back(route(source, destination, flow_key));
   result.equal_cost_paths = 1;
   return result;
+}
+
+bool Router::sprays(std::span<const LinkIndex> links, EcmpMode mode) const {
+  if (links.size() < 2 || mode == EcmpMode::kHash) return false;
+  if (mode == EcmpMode::kSpray) return true;
+  return std::all_of(links.begin(), links.end(), [&](LinkIndex l) {
+    return topology_.link_class(l).multipath == Multipath::kSpray;
+  });
+}
+
+// One segment, level by level: every reached node passes its share on to its next links, split
+// evenly where it sprays, whole to the hashed link where it hashes (the hash of walk_hash, so
+// that a route with no spraying is route()'s path). All paths of a segment are equally long, so a
+// level holds the nodes at the same distance from the segment's end.
+void Router::spray_segment(const Segment& segment, std::uint64_t seed, EcmpMode mode,
+                           std::vector<Reach>& frontier, MultipathRoute& out, bool& split) {
+  if (segment.kind == Segment::Kind::kLink) {
+    for (Reach& r : frontier) {
+      share_scratch_.push_back({segment.link, r.share});
+      r.node = topology_.target(segment.link);
+      r.latency += topology_.latency(segment.link);
+    }
+    if (!split) out.path.push_back(segment.link);
+    return;
+  }
+  if (scratch_.empty()) scratch_.resize(1);
+  std::vector<LinkIndex>& next = scratch_[0];
+  std::vector<Reach> reached;
+  for (std::uint64_t hop = 0; !(frontier.size() == 1 && frontier[0].node == segment.to); ++hop) {
+    reached.clear();
+    for (const Reach& r : frontier) {
+      next_links(segment, r.node, next);
+      if (next.empty()) {
+        throw std::invalid_argument(fmt::format("no route from '{}' to '{}'",
+                                                topology_.name(segment.from),
+                                                topology_.name(segment.to)));
+      }
+      const bool spray = sprays(next, mode);
+      if (spray) split = true;
+      if (!spray && next.size() > 1) out.key_dependent = true;
+      const std::size_t first = spray ? 0 : (next.size() == 1 ? 0 : mix(seed + hop) % next.size());
+      const std::size_t count = spray ? next.size() : 1;
+      const double share = r.share / static_cast<double>(count);
+      for (std::size_t i = first; i < first + count; ++i) {
+        share_scratch_.push_back({next[i], share});
+        reached.push_back(
+            {topology_.target(next[i]), share, r.latency + topology_.latency(next[i])});
+        if (!split) out.path.push_back(next[i]);
+      }
+    }
+    // Paths that met again go on as one.
+    std::sort(reached.begin(), reached.end(),
+              [](const Reach& a, const Reach& b) { return a.node < b.node; });
+    frontier.clear();
+    for (const Reach& r : reached) {
+      if (!frontier.empty() && frontier.back().node == r.node) {
+        frontier.back().share += r.share;
+        frontier.back().latency = std::max(frontier.back().latency, r.latency);
+      } else {
+        frontier.push_back(r);
+      }
+    }
+  }
+}
+
+MultipathRoute Router::multipath(NodeId source, NodeId destination, std::uint64_t flow_key,
+                                 EcmpMode mode) {
+  if (mode == EcmpMode::kSpread)
+    throw std::invalid_argument("Router::multipath: spread mode has routes(), not one route");
+  MultipathRoute out;
+  if (source == destination) return out;
+  const std::uint64_t seed =
+      mix(mix(source.value()) ^ (std::uint64_t{destination.value()} << 32) ^ mix(flow_key));
+  // The NIC choice (rule 2): sprayed over the source's NICs when their links spray, else hashed.
+  const std::size_t choices = nic_choices(source, destination);
+  std::vector<LinkIndex> nic_links;
+  if (choices > 1) {
+    for (const NicAttachment& a : topology_.nics(source))
+      nic_links.push_back(a.to_nic);
+  }
+  const bool spray_nics = choices > 1 && sprays(nic_links, mode);
+  if (choices > 1 && !spray_nics) out.key_dependent = true;
+  bool split = spray_nics;
+  share_scratch_.clear();
+  std::vector<Segment> segments;
+  std::vector<Reach> frontier;
+  const std::size_t hashed = static_cast<std::size_t>(mix(seed ^ 0x5eed));
+  for (std::size_t c = 0; c < (spray_nics ? choices : 1); ++c) {
+    plan(source, destination, spray_nics ? c : hashed, segments);
+    frontier.assign(1, Reach{source, spray_nics ? 1.0 / static_cast<double>(choices) : 1.0, {}});
+    for (std::size_t i = 0; i < segments.size(); ++i)
+      spray_segment(segments[i], seed + 977 * i, mode, frontier, out, split);
+    for (const Reach& r : frontier)
+      out.latency = std::max(out.latency, r.latency);
+  }
+  if (split) {
+    out.path.clear();
+    std::sort(share_scratch_.begin(), share_scratch_.end(),
+              [](const LinkShare& a, const LinkShare& b) { return a.link < b.link; });
+    for (const LinkShare& s : share_scratch_) {
+      if (!out.shares.empty() && out.shares.back().link == s.link) {
+        out.shares.back().share += s.share;
+      } else {
+        out.shares.push_back(s);
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace stepsim::topology

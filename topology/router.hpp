@@ -1,11 +1,17 @@
 // Routes between nodes of a Topology: shortest paths (fewest links), with equal-cost multipath
-// (ECMP) in two modes:
+// (ECMP) in these modes:
+//  - fabric (the default): each choice between parallel next links is made as the links' class
+//    says (LinkClass::multipath, set by the fabric's preset): hashed, or sprayed;
 //  - hash: one path per flow. At every node with several equal-cost next links, a deterministic
 //    hash of (source, destination, flow key, hop) picks one, as switches do per hop. Two flows
 //    may pick the same link while another stays idle: such collisions are real and are kept.
-//  - spread: the flow is split evenly over the equal-cost paths. When there are more than
-//    `max_paths` of them, `max_paths` paths evenly spaced in the ordered set of all paths are
-//    returned (each path is counted once, so the split is even over paths, not per hop).
+//  - spray: the flow is spread evenly over the next links at every node (packet spraying): one
+//    flow with a share of its bytes on each link it may cross (MultipathRoute::shares), which
+//    drains at one rate, set by the link where its share is the most loaded.
+//  - spread: the flow is split evenly over the equal-cost paths, each part a flow of its own with
+//    its own rate. When there are more than `max_paths` of them, `max_paths` paths evenly spaced
+//    in the ordered set of all paths are returned (each path is counted once, so the split is even
+//    over paths, not per hop).
 //
 // Policy (documented in docs/topology.md, "Routing"):
 //  1. Between two accelerators of the same scale-up domain, traffic stays in the domain.
@@ -28,6 +34,9 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -35,7 +44,25 @@
 
 namespace stepsim::topology {
 
-enum class EcmpMode : std::uint8_t { kHash, kSpread };
+enum class EcmpMode : std::uint8_t { kHash, kSpread, kSpray, kFabric };
+// "hash", "spread", "spray", "fabric".
+std::string_view to_string(EcmpMode mode);
+std::optional<EcmpMode> parse_ecmp_mode(std::string_view text);
+
+// A link of a sprayed route and the share of the flow's bytes that crosses it.
+struct LinkShare {
+  LinkIndex link;
+  double share = 1.0;
+};
+
+// A route in fabric, hash or spray mode: one path, or a sprayed set of links.
+struct MultipathRoute {
+  Path path;                      // when nothing was sprayed: the one path, in order
+  std::vector<LinkShare> shares;  // when something was: every link with its share, by link index
+  Time latency;                   // the longest path's latency
+  bool key_dependent = false;     // a hash chose between links: another flow key may differ
+  bool sprayed() const { return !shares.empty(); }
+};
 
 struct RouterOptions {
   std::size_t max_paths = 64;             // spread mode: at most this many paths per flow
@@ -64,8 +91,16 @@ class Router {
   // choice anywhere on the way (one NIC choice, one next link at every hop). Callers that route
   // many flows between the same pair (the collective runner) cache such routes.
   bool route_is_unique(NodeId source, NodeId destination);
-  // route() as a single path in hash mode, spread() in spread mode.
+  // route() as a single path in hash mode, spread() in spread mode; in fabric and spray modes, the
+  // equal-cost paths of multipath() (at most max_paths, as spread() picks them) when it sprays,
+  // else its one path.
   Routes routes(NodeId source, NodeId destination, EcmpMode mode, std::uint64_t flow_key = 0);
+  // The route in fabric, hash or spray mode (std::invalid_argument for spread). In hash mode, and
+  // wherever the fabric hashes, the path is the one route() gives for the same key.
+  MultipathRoute multipath(NodeId source, NodeId destination, std::uint64_t flow_key,
+                           EcmpMode mode);
+  // True when some link class of the topology sprays: without one, fabric mode is hash mode.
+  bool fabric_sprays() const { return fabric_sprays_; }
 
   // Number of distance tables computed so far (searches), for tests and benchmarks.
   std::size_t searches() const { return searches_; }
@@ -84,9 +119,16 @@ class Router {
   void enumerate(const Segment& segment, NodeId at, Path& prefix, std::vector<Path>& out,
                  std::size_t limit);
   std::size_t nic_choices(NodeId source, NodeId destination) const;
+  // Whether a choice among `links` sprays in `mode` (fabric: when every link's class sprays).
+  bool sprays(std::span<const LinkIndex> links, EcmpMode mode) const;
+  struct Reach;
+  void spray_segment(const Segment& segment, std::uint64_t seed, EcmpMode mode,
+                     std::vector<Reach>& frontier, MultipathRoute& out, bool& split);
 
   const Topology& topology_;
   RouterOptions options_;
+  bool fabric_sprays_ = false;
+  std::vector<LinkShare> share_scratch_;
   std::vector<std::uint32_t> local_index_;  // node -> index within its scale-up domain
   std::vector<std::uint32_t> region_size_;  // per scale-up group index (0 for other groups)
   // Distance-table cache (LRU, bounded in bytes).

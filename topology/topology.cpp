@@ -28,6 +28,16 @@ std::optional<GroupKind> parse_group_kind(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view to_string(Multipath multipath) {
+  return multipath == Multipath::kSpray ? "spray" : "hash";
+}
+
+std::optional<Multipath> parse_multipath(std::string_view text) {
+  if (text == "hash") return Multipath::kHash;
+  if (text == "spray") return Multipath::kSpray;
+  return std::nullopt;
+}
+
 std::optional<NodeId> Topology::find_node(std::string_view name) const {
   const auto it = by_name_.find(std::string(name));
   if (it == by_name_.end()) return std::nullopt;
@@ -48,6 +58,16 @@ bool Topology::set_efficiency(std::string_view link_class, double efficiency) {
   for (LinkClass& c : classes_) {
     if (c.name == link_class) {
       c.efficiency = efficiency;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Topology::set_multipath(std::string_view link_class, Multipath multipath) {
+  for (LinkClass& c : classes_) {
+    if (c.name == link_class) {
+      c.multipath = multipath;
       return true;
     }
   }

@@ -56,12 +56,24 @@ struct NodeInfo {
   NodeId owner;
 };
 
+// How a technology moves one transfer across parallel equal-cost links (a property of the
+// hardware, set by the fabric's preset with its source; docs/topology.md, "Routing"):
+//  - hash: the whole transfer takes one of them, chosen by a hash of the transfer, at every hop
+//    (InfiniBand and RoCE static routing, Ethernet ECMP);
+//  - spray: the transfer is spread evenly over all of them, packet by packet, at every hop (NVLink
+//    striping over NVSwitch chips, UB's multi-port load/store and DMA over the planes).
+enum class Multipath : std::uint8_t { kHash, kSpray };
+// "hash", "spray".
+std::string_view to_string(Multipath multipath);
+std::optional<Multipath> parse_multipath(std::string_view text);
+
 // A family of links with the same technology ("nvlink", "ib", "pcie", "ub"...). The efficiency
 // (0..1] turns line rate into the effective bandwidth a flow can reach (protocol overheads); it is
 // 1 unless the user sets it (calibration is done by the collectives, not here).
 struct LinkClass {
   std::string name;
   double efficiency = 1.0;
+  Multipath multipath = Multipath::kHash;
 };
 
 struct LinkInfo {
@@ -151,6 +163,9 @@ class Topology {
   // Sets the efficiency (0, 1] of a link class; false when there is no class of that name. Part of
   // loading (load_topology applies `efficiency:`), not meant to change while routes are in use.
   bool set_efficiency(std::string_view link_class, double efficiency);
+  // Sets how a link class spreads transfers over parallel links (as set_efficiency: part of
+  // loading, `multipath:` in a topology map); false when there is no class of that name.
+  bool set_multipath(std::string_view link_class, Multipath multipath);
   // "node12.gpu3 -> leaf5"
   std::string describe(LinkIndex id) const;
 

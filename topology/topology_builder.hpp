@@ -37,6 +37,9 @@ class TopologyBuilder {
   // The index of the link class `name`, created with efficiency 1 on first use.
   std::uint16_t link_class(std::string_view name);
   void set_efficiency(std::uint16_t link_class, double efficiency);
+  void set_multipath(std::uint16_t link_class, Multipath multipath) {
+    classes_.at(link_class).multipath = multipath;
+  }
   const std::vector<LinkClass>& link_classes() const { return classes_; }
 
   // Adds one directed link. A non-positive bandwidth is a bug here (readers check with location).

@@ -34,6 +34,11 @@ Topology build_mesh(const std::string& name, const MeshSpec& s) {
   const std::array<std::uint16_t, 4> cls = {b.link_class("ub-x"), b.link_class("ub-y"),
                                             b.link_class("ub-rack-row"),
                                             b.link_class("ub-rack-column")};
+  // UB-Mesh's All-Path Routing (APR, in the paper) spreads a transfer over several paths of the
+  // mesh at once rather than hashing it onto one: sprayed here over the shortest paths (APR's
+  // longer detours are not modeled; the collectives use every link directly instead).
+  for (const std::uint16_t c : cls)
+    b.set_multipath(c, Multipath::kSpray);
   const bool pod = s.rack_rows * s.rack_columns > 1;
   const auto id = [&](int rr, int rc, int x, int y) {
     return NodeId(static_cast<std::uint32_t>(((rr * s.rack_columns + rc) * s.x + x) * s.y + y));

@@ -46,7 +46,7 @@ Command add_collective_command(CLI::App& app) {
     std::string step_latency;
     std::string op_latency;
     std::string links = "calibrated";
-    std::string ecmp = "hash";
+    std::string ecmp = "fabric";
     std::string pxn = "on";
     std::uint32_t channels = 0;
     std::uint32_t root = 0;
@@ -85,7 +85,10 @@ Command add_collective_command(CLI::App& app) {
   sub->add_option("--links", options->links,
                   "calibrated (effective bandwidths from nccl-tests data) or line-rate")
       ->capture_default_str();
-  sub->add_option("--ecmp", options->ecmp, "hash (one path per transfer) or spread")
+  sub->add_option("--ecmp", options->ecmp,
+                  "fabric (as the topology's link classes say), hash (one path per transfer), "
+                  "spray (spread packet by packet over every link) or spread (split into one "
+                  "flow per path)")
       ->capture_default_str();
   sub->add_option("--pxn", options->pxn,
                   "on: point-to-point transfers between nodes relay through the GPU on the "
@@ -109,8 +112,9 @@ Command add_collective_command(CLI::App& app) {
         if (options->links != "calibrated" && options->links != "line-rate")
           throw InputError(
               fmt::format("--links '{}': expected 'calibrated' or 'line-rate'", options->links));
-        if (options->ecmp != "hash" && options->ecmp != "spread")
-          throw InputError(fmt::format("--ecmp '{}': expected 'hash' or 'spread'", options->ecmp));
+        if (!topology::parse_ecmp_mode(options->ecmp))
+          throw InputError(fmt::format(
+              "--ecmp '{}': expected 'fabric', 'hash', 'spray' or 'spread'", options->ecmp));
         if (options->pxn != "on" && options->pxn != "off")
           throw InputError(fmt::format("--pxn '{}': expected 'on' or 'off'", options->pxn));
         const std::vector<Bytes> sizes = parse_size_sweep(options->sizes);
@@ -171,8 +175,7 @@ Command add_collective_command(CLI::App& app) {
         plan_options.channels = options->channels;
         plan_options.pxn = options->pxn == "on";
         RunnerOptions runner_options;
-        runner_options.ecmp =
-            options->ecmp == "spread" ? topology::EcmpMode::kSpread : topology::EcmpMode::kHash;
+        runner_options.ecmp = *topology::parse_ecmp_mode(options->ecmp);
         CollectiveSession session(topo, calibration, runner_options);
 
         constexpr int kTypeBytes = 4;  // float, as nccl-tests' default

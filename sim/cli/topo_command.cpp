@@ -1,7 +1,9 @@
 // `stepsim topo PRESET|FILE`: loads a topology and prints what it is made of: counts by kind, each
 // accelerator's bandwidth by link class, the fat-tree tiers (oversubscription, bandwidth per port),
-// bisection bandwidth with the method used, and the diameter in hops. `--json` prints the same as
-// JSON (keys in docs/topology.md); `--dot`/`--graphml` export the graph; `--list` lists presets.
+// bisection bandwidth with the method used, the diameter in hops, and whether the bandwidth is
+// reachable with the default settings (collectives/reachable_bandwidth.hpp). `--json` prints the
+// same as JSON (keys in docs/topology.md); `--dot`/`--graphml` export the graph; `--list` lists
+// presets.
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -12,6 +14,7 @@
 #include <ostream>
 
 #include "sim/cli/command.hpp"
+#include "sim/collectives/reachable_bandwidth.hpp"
 #include "sim/common/input_error.hpp"
 #include "topology/analysis.hpp"
 #include "topology/builder_registry.hpp"
@@ -46,7 +49,8 @@ std::vector<TierRow> tier_rows(const Topology& t) {
   return rows;
 }
 
-nlohmann::json to_json(const Topology& t, const Analysis& a) {
+nlohmann::json to_json(const Topology& t, const Analysis& a,
+                       const std::vector<collectives::ReachCheck>& reach) {
   nlohmann::json j;
   j["name"] = t.name();
   j["nodes"] = t.num_nodes();
@@ -95,13 +99,26 @@ nlohmann::json to_json(const Topology& t, const Analysis& a) {
       {"hops", a.diameter.hops}, {"sources", a.diameter.sources}, {"exact", a.diameter.exact}};
   nlohmann::json classes = nlohmann::json::array();
   for (const LinkClass& c : t.link_classes()) {
-    classes.push_back({{"name", c.name}, {"efficiency", c.efficiency}});
+    classes.push_back({{"name", c.name},
+                       {"efficiency", c.efficiency},
+                       {"multipath", std::string(to_string(c.multipath))}});
   }
   j["link_classes"] = classes;
+  nlohmann::json checks = nlohmann::json::array();
+  for (const collectives::ReachCheck& c : reach) {
+    checks.push_back({{"tier", c.tier},
+                      {"ranks", c.ranks},
+                      {"per_accelerator_bytes_per_second", c.per_accelerator.value()},
+                      {"allreduce_busbw_bytes_per_second", c.allreduce_busbw.value()},
+                      {"alltoall_busbw_bytes_per_second", c.alltoall_busbw.value()},
+                      {"reachable", c.reachable()}});
+  }
+  j["reachable"] = checks;
   return j;
 }
 
-void print_text(std::ostream& out, const Topology& t, const Analysis& a) {
+void print_text(std::ostream& out, const Topology& t, const Analysis& a,
+                const std::vector<collectives::ReachCheck>& reach) {
   out << fmt::format("topology {}: {} nodes, {} links\n", t.name(), t.num_nodes(), a.links);
   for (const auto& [kind, n] : a.counts) {
     if (n > 0) out << fmt::format("  {:<12} {:>9}\n", to_string(kind), n);
@@ -110,6 +127,25 @@ void print_text(std::ostream& out, const Topology& t, const Analysis& a) {
   for (const ClassBandwidth& c : a.per_accelerator) {
     out << fmt::format("  {:<12} {}{}\n", c.link_class, format_bandwidth(c.max),
                        c.min == c.max ? "" : fmt::format(" (min {})", format_bandwidth(c.min)));
+  }
+  std::vector<std::string> spraying;
+  for (const LinkClass& c : t.link_classes())
+    if (c.multipath == Multipath::kSpray) spraying.push_back(c.name);
+  out << fmt::format("multipath: {} spray, the others hash\n",
+                     spraying.empty() ? "no class" : fmt::format("{}", fmt::join(spraying, ", ")));
+  if (!reach.empty()) {
+    out << "reachable with the defaults (1 GiB, algorithm auto, calibrated links, ECMP as the "
+           "fabric says):\n";
+  }
+  for (const collectives::ReachCheck& c : reach) {
+    out << fmt::format(
+        "  {:<9} {:>3} ranks: allreduce busbw {}, alltoall busbw {}, of {} per "
+        "accelerator{}\n",
+        c.tier, c.ranks, format_bandwidth(c.allreduce_busbw), format_bandwidth(c.alltoall_busbw),
+        format_bandwidth(c.per_accelerator),
+        c.reachable() ? ""
+                      : "  -- less than half: the defaults do not use the "
+                        "fabric (see docs/topology.md, \"Routing\")");
   }
   for (const FabricSummary& f : t.fabrics()) {
     out << fmt::format("fabric {}: {} ports of {}\n", f.name, f.ports,
@@ -154,6 +190,7 @@ Command add_topo_command(CLI::App& app) {
     bool list = false;
     std::string dot;
     std::string graphml;
+    bool no_reach = false;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
@@ -167,6 +204,8 @@ Command add_topo_command(CLI::App& app) {
       ->type_name("FILE");
   sub->add_option("--graphml", options->graphml, "Write the graph as GraphML to FILE")
       ->type_name("FILE");
+  sub->add_flag("--no-reach", options->no_reach,
+                "Skip the check that a large AllReduce and AllToAll reach the fabric's bandwidth");
   return {sub, [options](Context& ctx) {
             const BuilderRegistry registry = BuilderRegistry::with_builtins();
             if (options->list) {
@@ -184,10 +223,13 @@ Command add_topo_command(CLI::App& app) {
             const Topology t =
                 load_topology_spec(options->spec, std::filesystem::current_path(), registry);
             const Analysis a = analyze(t);
+            const std::vector<collectives::ReachCheck> reach =
+                options->no_reach ? std::vector<collectives::ReachCheck>{}
+                                  : collectives::check_reachable(t);
             if (options->json) {
-              ctx.out << to_json(t, a).dump(2) << "\n";
+              ctx.out << to_json(t, a, reach).dump(2) << "\n";
             } else {
-              print_text(ctx.out, t, a);
+              print_text(ctx.out, t, a, reach);
             }
             if (!options->dot.empty()) {
               write_file(options->dot, [&t](std::ostream& os) { write_dot(os, t); });

@@ -29,7 +29,7 @@ Command add_traffic_command(CLI::App& app) {
     std::string ranks = "all";
     std::string bytes = "64MiB";
     std::string links = "calibrated";
-    std::string ecmp = "hash";
+    std::string ecmp = "fabric";
     std::uint64_t seed = 1;
     std::size_t top = 10;
     double idle_tolerance = 0.0;
@@ -51,7 +51,9 @@ Command add_traffic_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seed", options->seed, "Seed of the random permutation")->capture_default_str();
   sub->add_option("--links", options->links, "calibrated or line-rate")->capture_default_str();
-  sub->add_option("--ecmp", options->ecmp, "hash (one path per flow) or spread")
+  sub->add_option("--ecmp", options->ecmp,
+                  "fabric (as the topology's link classes say), hash (one path per flow), spray "
+                  "(spread packet by packet over every link) or spread (one flow per path)")
       ->capture_default_str();
   sub->add_option("--top", options->top, "Links to list, busiest first")->capture_default_str();
   sub->add_option("--idle-tolerance", options->idle_tolerance,
@@ -70,8 +72,9 @@ Command add_traffic_command(CLI::App& app) {
         if (options->links != "calibrated" && options->links != "line-rate")
           throw InputError(
               fmt::format("--links '{}': expected 'calibrated' or 'line-rate'", options->links));
-        if (options->ecmp != "hash" && options->ecmp != "spread")
-          throw InputError(fmt::format("--ecmp '{}': expected 'hash' or 'spread'", options->ecmp));
+        if (!topology::parse_ecmp_mode(options->ecmp))
+          throw InputError(fmt::format(
+              "--ecmp '{}': expected 'fabric', 'hash', 'spray' or 'spread'", options->ecmp));
         const topology::Topology topo =
             topology::load_topology_spec(options->topology, std::filesystem::current_path());
         std::vector<TrafficFlow> traffic;
@@ -88,10 +91,8 @@ Command add_traffic_command(CLI::App& app) {
             options->links == "calibrated" ? calibrated_presets() : line_rate_presets();
         TrafficResult result;
         try {
-          result = run_traffic(
-              topo, calibration, traffic,
-              options->ecmp == "spread" ? topology::EcmpMode::kSpread : topology::EcmpMode::kHash,
-              options->idle_tolerance);
+          result = run_traffic(topo, calibration, traffic,
+                               *topology::parse_ecmp_mode(options->ecmp), options->idle_tolerance);
         } catch (const InputError& e) {  // flows too large for the clock: say whose
           throw InputError(fmt::format(
               "{}: {}", options->flows.empty() ? "--pattern " + options->pattern : options->flows,

@@ -67,11 +67,34 @@ std::uint32_t CollectiveRunner::cached_route(topology::NodeId src, topology::Nod
   const std::uint64_t pair = (static_cast<std::uint64_t>(src.value()) << 32) | dst.value();
   const auto [it, inserted] = route_by_pair_.try_emplace(pair, kNotCached);
   if (!inserted) return it->second;
-  if (options_.ecmp == topology::EcmpMode::kHash && !router_.route_is_unique(src, dst))
+  CachedRoute route;
+  if (options_.ecmp != topology::EcmpMode::kSpread && !hashing_only()) {
+    const topology::MultipathRoute r = router_.multipath(src, dst, 0, options_.ecmp);
+    if (r.key_dependent) return kNotCached;
+    route.latency = r.latency;
+    if (r.sprayed()) {
+      route.first_share = static_cast<std::uint32_t>(route_shares_.size());
+      route.shares = static_cast<std::uint32_t>(r.shares.size());
+      for (const topology::LinkShare& s : r.shares)
+        route_shares_.push_back({engine::LinkId{s.link.value()}, s.share});
+    } else {
+      route.first_path = static_cast<std::uint32_t>(route_paths_.size());
+      route.paths = 1;
+      route_paths_.push_back({static_cast<std::uint32_t>(route_links_.size()),
+                              static_cast<std::uint32_t>(r.path.size())});
+      for (topology::LinkIndex l : r.path)
+        route_links_.push_back(engine::LinkId{l.value()});
+    }
+    it->second = static_cast<std::uint32_t>(routes_.size());
+    routes_.push_back(route);
+    return it->second;
+  }
+  if (options_.ecmp != topology::EcmpMode::kSpread && !router_.route_is_unique(src, dst))
     return kNotCached;
   // Spread routes never depend on the key; a unique hash route is the one any key gives.
-  const topology::Routes routes = router_.routes(src, dst, options_.ecmp, 0);
-  CachedRoute route;
+  const topology::Routes routes = router_.routes(
+      src, dst,
+      options_.ecmp == topology::EcmpMode::kSpread ? options_.ecmp : topology::EcmpMode::kHash, 0);
   route.first_path = static_cast<std::uint32_t>(route_paths_.size());
   route.paths = static_cast<std::uint32_t>(routes.paths.size());
   for (const topology::Path& path : routes.paths) {
@@ -98,9 +121,30 @@ std::uint32_t CollectiveRunner::cached_route(topology::NodeId src, topology::Nod
   if (first == kNotCached || second == kNotCached) return kNotCached;
   const CachedRoute a = routes_[first], b = routes_[second];
   CachedRoute route;
+  route.latency = a.latency + b.latency;
+  if (a.shares > 0 || b.shares > 0) {
+    // A sprayed part makes the whole route sprayed: the union of both parts' links.
+    shares_scratch_.clear();
+    for (const CachedRoute& part : {a, b}) {
+      if (part.shares > 0) {
+        merge_shares(shares_scratch_, std::span<const engine::LinkShare>(
+                                          route_shares_.data() + part.first_share, part.shares));
+      } else {
+        for (const engine::LinkId l : route_path(part.first_path)) {
+          const engine::LinkShare one{l, 1.0};
+          merge_shares(shares_scratch_, std::span<const engine::LinkShare>(&one, 1));
+        }
+      }
+    }
+    route.first_share = static_cast<std::uint32_t>(route_shares_.size());
+    route.shares = static_cast<std::uint32_t>(shares_scratch_.size());
+    route_shares_.insert(route_shares_.end(), shares_scratch_.begin(), shares_scratch_.end());
+    it->second = static_cast<std::uint32_t>(routes_.size());
+    routes_.push_back(route);
+    return it->second;
+  }
   route.first_path = static_cast<std::uint32_t>(route_paths_.size());
   route.paths = std::max(a.paths, b.paths);
-  route.latency = a.latency + b.latency;
   std::vector<engine::LinkId> links;  // a copy: route_links_ grows below
   for (std::uint32_t p = 0; p < route.paths; ++p) {
     links.clear();
@@ -122,6 +166,58 @@ std::span<const engine::LinkId> CollectiveRunner::route_path(std::uint32_t path)
   return {route_links_.data() + range.offset, range.size};
 }
 
+bool CollectiveRunner::hashing_only() const {
+  return options_.ecmp == topology::EcmpMode::kHash ||
+         (options_.ecmp == topology::EcmpMode::kFabric && !router_.fabric_sprays());
+}
+
+void CollectiveRunner::merge_shares(std::vector<engine::LinkShare>& shares,
+                                    std::span<const engine::LinkShare> more) {
+  for (const engine::LinkShare& s : more) {
+    const auto it = std::find_if(shares.begin(), shares.end(),
+                                 [&](const engine::LinkShare& x) { return x.link == s.link; });
+    if (it == shares.end()) {
+      shares.push_back(s);
+    } else {
+      it->share += s.share;
+    }
+  }
+}
+
+Time CollectiveRunner::append_route(Pending& pending, topology::NodeId from, topology::NodeId to,
+                                    std::uint64_t key) {
+  Time latency;
+  if (hashing_only()) {
+    for (topology::LinkIndex l : router_.route(from, to, key)) {
+      latency += topology_.latency(l);
+      pending.path.push_back(engine::LinkId{l.value()});
+    }
+    return latency;
+  }
+  const topology::MultipathRoute r = router_.multipath(from, to, key, options_.ecmp);
+  if (!r.sprayed() && pending.shares.empty()) {
+    for (topology::LinkIndex l : r.path)
+      pending.path.push_back(engine::LinkId{l.value()});
+    return r.latency;
+  }
+  // Sprayed (this part or an earlier one): the pending route becomes a set of shares.
+  for (const engine::LinkId l : pending.path) {
+    const engine::LinkShare one{l, 1.0};
+    merge_shares(pending.shares, std::span<const engine::LinkShare>(&one, 1));
+  }
+  pending.path.clear();
+  shares_scratch_.clear();
+  if (r.sprayed()) {
+    for (const topology::LinkShare& s : r.shares)
+      shares_scratch_.push_back({engine::LinkId{s.link.value()}, s.share});
+  } else {
+    for (topology::LinkIndex l : r.path)
+      shares_scratch_.push_back({engine::LinkId{l.value()}, 1.0});
+  }
+  merge_shares(pending.shares, shares_scratch_);
+  return r.latency;
+}
+
 void CollectiveRunner::release(std::uint32_t run_index, TransferId id) {
   Run& run = *runs_[run_index];
   const Transfer& t = run.plan->transfer(id);
@@ -141,6 +237,7 @@ void CollectiveRunner::release(std::uint32_t run_index, TransferId id) {
   pending.run = run_index;
   pending.transfer = id;
   pending.path.clear();
+  pending.shares.clear();
   const topology::NodeId src = node_of(run, t.src), dst = node_of(run, t.dst);
   const bool relayed = t.relay != Transfer::kNoRelay;
   const topology::NodeId via = relayed ? run.placement.members.at(t.relay) : src;
@@ -158,14 +255,9 @@ void CollectiveRunner::release(std::uint32_t run_index, TransferId id) {
   } else {
     // ECMP hash key: the collective's serial and the transfer, so reruns hash identically.
     const std::uint64_t key = (run.serial << 32) ^ id.value();
-    auto append = [&](topology::NodeId from, topology::NodeId to) {
-      for (topology::LinkIndex l : router_.route(from, to, key)) {
-        route_latency += topology_.latency(l);
-        pending.path.push_back(engine::LinkId{l.value()});
-      }
-    };
-    if (relayed) append(src, via);
-    append(via, dst);
+    if (relayed) route_latency += append_route(pending, src, via, key);
+    route_latency += append_route(pending, via, dst, key);
+    pending.sprayed_latency = route_latency;
   }
   // A fluid transfer standing for k steps crosses its route k times; the flow pays it once.
   const Time delay =
@@ -183,6 +275,20 @@ void CollectiveRunner::launch(std::uint32_t slot) {
   const Run& run = *runs_[run_index];
   const Transfer& t = run.plan->transfer(id);
   const CachedRoute* cached = pending.route != kNotCached ? &routes_[pending.route] : nullptr;
+  auto on_done = [this, run_index, id](const engine::FlowCompletion&) { complete(run_index, id); };
+  if ((cached != nullptr && cached->shares > 0) || !pending.shares.empty()) {
+    if (cached != nullptr) {
+      start_sprayed(run, t,
+                    std::span<const engine::LinkShare>(route_shares_.data() + cached->first_share,
+                                                       cached->shares),
+                    cached->latency, std::move(on_done));
+    } else {
+      start_sprayed(run, t, pending.shares, pending.sprayed_latency, std::move(on_done));
+    }
+    pending.shares.clear();
+    free_pending_.push_back(slot);
+    return;
+  }
   const std::span<const engine::LinkId> first = cached != nullptr
                                                     ? route_path(cached->first_path)
                                                     : std::span<const engine::LinkId>(pending.path);
@@ -212,7 +318,6 @@ void CollectiveRunner::launch(std::uint32_t slot) {
     extended_[p].push_back(engine::LinkId{reduction_link});
     return extended_[p];
   };
-  auto on_done = [this, run_index, id](const engine::FlowCompletion&) { complete(run_index, id); };
   if (paths == 1) {
     network_.start_flow(src.value(), dst.value(), bytes, path(0), std::move(on_done));
   } else {
@@ -223,6 +328,34 @@ void CollectiveRunner::launch(std::uint32_t slot) {
   }
   pending.path.clear();
   free_pending_.push_back(slot);
+}
+
+void CollectiveRunner::start_sprayed(const Run& run, const Transfer& t,
+                                     std::span<const engine::LinkShare> shares, Time latency,
+                                     engine::FlowCallback on_done) {
+  const topology::NodeId src = node_of(run, t.src), dst = node_of(run, t.dst);
+  Bytes bytes = t.bytes;
+  if (t.src.is_switch() || t.dst.is_switch()) {
+    // In-switch traffic: the member's own links set the overhead (the links leaving the member
+    // up, or entering it down); a sprayed member uses them all alike.
+    for (const engine::LinkShare& s : shares) {
+      const topology::LinkIndex l(s.link.value);
+      if (t.src.is_switch() ? topology_.target(l) == dst : topology_.source(l) == src) {
+        bytes = Bytes(std::llround(bytes.as_double() * links_.in_switch_factor[s.link.value]));
+        break;
+      }
+    }
+  }
+  const std::uint32_t reduction_link =
+      run.plan->reduction() == Reduction::kByMembers && !t.dst.is_switch() && !shares.empty()
+          ? links_.reduction_link[dst.value()]
+          : NetworkLinks::kNoLink;
+  if (reduction_link != NetworkLinks::kNoLink) {
+    shares_scratch_.assign(shares.begin(), shares.end());
+    shares_scratch_.push_back({engine::LinkId{reduction_link}, 1.0});
+    shares = shares_scratch_;
+  }
+  network_.start_sprayed_flow(src.value(), dst.value(), bytes, shares, latency, std::move(on_done));
 }
 
 void CollectiveRunner::complete(std::uint32_t run_index, TransferId id) {

@@ -26,7 +26,9 @@
 namespace stepsim::collectives {
 
 struct RunnerOptions {
-  topology::EcmpMode ecmp = topology::EcmpMode::kHash;
+  // How a transfer crosses parallel links: as the fabric's link classes say (the default), or
+  // hashed, sprayed or spread everywhere (topology/router.hpp).
+  topology::EcmpMode ecmp = topology::EcmpMode::kFabric;
 };
 
 // The routes of one plan on one placement, kept by the caller between runs of that plan on that
@@ -69,12 +71,14 @@ class CollectiveRunner {
     std::uint64_t serial = 0;            // for ECMP hashing
   };
   // A route computed once and reused for every transfer between the same two nodes: every
-  // route in spread mode, and in hash mode a route with no equal-cost choice (the same for every
-  // ECMP key). Its paths are ranges of route_links_.
+  // route in spread mode, and otherwise a route that no ECMP hash decides (the same for every
+  // key). Its paths are ranges of route_links_; a sprayed route is a range of route_shares_.
   struct CachedRoute {
     std::uint32_t first_path = 0;  // in route_paths_
     std::uint32_t paths = 0;
-    Time latency;  // the longest path's
+    std::uint32_t first_share = 0;  // in route_shares_
+    std::uint32_t shares = 0;       // > 0: a sprayed route (no paths)
+    Time latency;                   // the longest path's
   };
   struct PathRange {
     std::uint32_t offset = 0;  // in route_links_
@@ -85,6 +89,8 @@ class CollectiveRunner {
   struct Pending {                     // a transfer whose route is known, waiting out its latency
     std::uint32_t route = kNotCached;  // a cached route, or kNotCached: the route is in `path`
     std::vector<engine::LinkId> path;
+    std::vector<engine::LinkShare> shares;  // uncached and sprayed: the route (path empty)
+    Time sprayed_latency;
     std::uint32_t run = 0;
     TransferId transfer;
   };
@@ -96,6 +102,16 @@ class CollectiveRunner {
   // route from `via` (path p mod its count); kNotCached when either part is not cached.
   std::uint32_t cached_route(topology::NodeId src, topology::NodeId via, topology::NodeId dst);
   std::span<const engine::LinkId> route_path(std::uint32_t path) const;
+  // True when routes are hashed everywhere (hash mode, or a fabric without spraying links).
+  bool hashing_only() const;
+  // Appends the route from `src` to `dst` for `key` to the pending transfer; returns its latency.
+  Time append_route(Pending& pending, topology::NodeId src, topology::NodeId dst,
+                    std::uint64_t key);
+  // Adds a sprayed route's links to `shares` (summing the shares of a link met twice).
+  static void merge_shares(std::vector<engine::LinkShare>& shares,
+                           std::span<const engine::LinkShare> more);
+  void start_sprayed(const Run& run, const Transfer& t, std::span<const engine::LinkShare> shares,
+                     Time latency, engine::FlowCallback on_done);
   void release(std::uint32_t run, TransferId transfer);
   void launch(std::uint32_t pending);
   void complete(std::uint32_t run, TransferId transfer);
@@ -125,6 +141,8 @@ class CollectiveRunner {
   std::vector<CachedRoute> routes_;
   std::vector<PathRange> route_paths_;
   std::vector<engine::LinkId> route_links_;
+  std::vector<engine::LinkShare> route_shares_;
+  std::vector<engine::LinkShare> shares_scratch_;
   std::vector<engine::WeightedPath> weighted_;  // scratch for multi-path flows
   // Scratch for paths extended by a reduction link, one per path of the flow.
   std::vector<std::vector<engine::LinkId>> extended_;

@@ -146,16 +146,30 @@ TrafficResult run_traffic(const topology::Topology& topology, const Calibration&
   for (std::size_t i = 0; i < flows.size(); ++i) {
     sim.schedule_at(flows[i].start, [ctx = &context, i] {
       const TrafficFlow& f = ctx->flows[i];
-      const topology::Routes routes = ctx->router.routes(f.src, f.dst, ctx->ecmp, i);
+      auto done = [result = &ctx->result, i](const engine::FlowCompletion& c) {
+        result->flows[i] = {c.start, c.finish};
+      };
+      if (ctx->ecmp == topology::EcmpMode::kSpray ||
+          (ctx->ecmp == topology::EcmpMode::kFabric && ctx->router.fabric_sprays())) {
+        const topology::MultipathRoute r = ctx->router.multipath(f.src, f.dst, i, ctx->ecmp);
+        std::vector<engine::LinkShare> shares;
+        for (const topology::LinkShare& s : r.shares)
+          shares.push_back({engine::LinkId{s.link.value()}, s.share});
+        for (topology::LinkIndex l : r.path)
+          shares.push_back({engine::LinkId{l.value()}, 1.0});
+        ctx->network.start_sprayed_flow(f.src.value(), f.dst.value(), f.bytes, shares, r.latency,
+                                        done);
+        return;
+      }
+      const topology::Routes routes = ctx->router.routes(
+          f.src, f.dst,
+          ctx->ecmp == topology::EcmpMode::kSpread ? ctx->ecmp : topology::EcmpMode::kHash, i);
       std::vector<std::vector<engine::LinkId>> paths;
       for (const auto& p : routes.paths) {
         paths.emplace_back();
         for (topology::LinkIndex l : p)
           paths.back().push_back(engine::LinkId{l.value()});
       }
-      auto done = [result = &ctx->result, i](const engine::FlowCompletion& c) {
-        result->flows[i] = {c.start, c.finish};
-      };
       if (paths.size() == 1) {
         ctx->network.start_flow(f.src.value(), f.dst.value(), f.bytes, paths.front(), done);
       } else {

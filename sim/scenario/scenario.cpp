@@ -36,8 +36,7 @@ NetworkSettings parse_network_settings(const config::Node* network) {
   if (auto n = network->find("step_latency")) s.plan.step_latency = latency(*n);
   if (auto n = network->find("op_latency")) s.plan.op_latency = latency(*n);
   if (auto n = network->find("ecmp")) {
-    s.ecmp = n->as_choice({"hash", "spread"}) == "hash" ? topology::EcmpMode::kHash
-                                                        : topology::EcmpMode::kSpread;
+    s.ecmp = *topology::parse_ecmp_mode(n->as_choice({"fabric", "hash", "spray", "spread"}));
   }
   // Read after `calibration`, which resets the plan options.
   if (auto n = network->find("pxn")) s.plan.pxn = n->as_bool();

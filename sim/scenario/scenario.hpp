@@ -22,7 +22,9 @@ struct NetworkSettings {
   bool calibrated = true;          // calibrated link presets, or line rate
   collectives::Calibration calibration = collectives::calibrated_presets();
   collectives::PlanOptions plan = calibration.plan_options();
-  topology::EcmpMode ecmp = topology::EcmpMode::kHash;
+  // How transfers cross parallel links: as the topology's link classes say (fabric), or hashed,
+  // sprayed or spread everywhere.
+  topology::EcmpMode ecmp = topology::EcmpMode::kFabric;
   // engine::FlowNetworkOptions::idle_tolerance: 0 is exact max-min; a small fraction (0.05)
   // defers re-solves after departures, for large all-to-all heavy runs (docs/collectives.md).
   double idle_tolerance = 0.0;

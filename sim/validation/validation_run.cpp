@@ -31,7 +31,7 @@ double simulate_collective(const CollectiveSetup& s, Measure measure, std::strin
   if (auto why = algorithm->unsupported(op, shape))
     throw InputError(fmt::format("algorithm {} cannot run {} on {} ranks of {}: {}", s.algorithm,
                                  s.op, ranks.size(), s.topology, *why));
-  // As `stepsim collective` with its defaults: calibrated links, hashed ECMP.
+  // As `stepsim collective` with its defaults: calibrated links, ECMP as the fabric says.
   const Calibration calibration = calibrated_presets();
   CollectiveSession session(topo, calibration);
   const Time t = session.run(*algorithm, op, placement, calibration.plan_options());

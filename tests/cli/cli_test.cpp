@@ -61,11 +61,11 @@ TEST(Cli, CheckSaysWhatTheScenarioResolvedToAndWhetherItFits) {
   for (const char* text :
        {"1024 accelerators", "174.6B parameters", "tp8 pp8 dp16 sp", "96 micro-batches of 1",
         "Memory per rank", "stage 7",
-        "network   collectives auto, calibrated links, ECMP hash, PXN on, exact max-min"})
+        "network   collectives auto, calibrated links, ECMP fabric, PXN on, exact max-min"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
   EXPECT_EQ(r.out.find("EXCEEDS"), std::string::npos) << r.out;
   r = run({"check", file, "-o", "network.idle_tolerance=0.05", "-o", "network.algorithm=ring", "-o",
-           "network.pxn=false"});
+           "network.pxn=false", "-o", "network.ecmp=hash"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("collectives ring, calibrated links, ECMP hash, PXN off, idle tolerance 5%"),
             std::string::npos)

@@ -2,6 +2,7 @@
 // up-down shortcut against breadth-first search, the scale-up-domain policy.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "sim/common/input_error.hpp"
@@ -116,6 +117,156 @@ TEST(Router, SpreadCapsThePathsEvenly) {
   for (const Path& p : r.paths)
     first_up.insert(p.at(2));  // leaf -> spine link
   EXPECT_EQ(first_up.size(), 4u);
+}
+
+TEST(Router, FabricModeWithoutSprayingLinksIsTheHashedRoute) {
+  // A fat-tree's links all hash (its preset sets no spraying): fabric and hash modes give
+  // route()'s path for every key, and the route depends on the key exactly when route() has a
+  // choice.
+  const Topology t = preset("fat-tree:tiers=3,radix=4,hosts=16");
+  Router router(t);
+  EXPECT_FALSE(router.fabric_sprays());
+  for (std::uint32_t d = 1; d < 16; ++d) {
+    const NodeId src = t.accelerators()[0], dst = t.accelerators()[d];
+    for (std::uint64_t key = 0; key < 8; ++key) {
+      for (const EcmpMode mode : {EcmpMode::kFabric, EcmpMode::kHash}) {
+        const MultipathRoute r = router.multipath(src, dst, key, mode);
+        EXPECT_FALSE(r.sprayed());
+        EXPECT_EQ(r.path, router.route(src, dst, key));
+        EXPECT_EQ(r.key_dependent, !router.route_is_unique(src, dst));
+        Time latency;
+        for (const LinkIndex l : r.path)
+          latency += t.latency(l);
+        EXPECT_EQ(r.latency, latency);
+      }
+    }
+  }
+}
+
+// Checks that `r` is a unit flow from `src` to `dst`: the shares leaving a node equal the shares
+// entering it, 1 leaves the source and 1 enters the destination.
+void expect_conserved(const Topology& t, const MultipathRoute& r, NodeId src, NodeId dst) {
+  std::vector<double> net(t.num_nodes(), 0.0);
+  for (const LinkShare& s : r.shares) {
+    EXPECT_GT(s.share, 0.0);
+    net[t.source(s.link).value()] -= s.share;
+    net[t.target(s.link).value()] += s.share;
+  }
+  for (std::uint32_t v = 0; v < t.num_nodes(); ++v) {
+    const double expected = v == src.value() ? -1.0 : v == dst.value() ? 1.0 : 0.0;
+    EXPECT_NEAR(net[v], expected, 1e-12) << t.name(NodeId(v));
+  }
+}
+
+TEST(Router, CloudMatrixSpraysOverBothDiesAndEverySevenPlanes) {
+  // CloudMatrix384: NPU package -> 2 dies -> 7 L1 chips each (one per plane) -> 16 L2 chips of
+  // the plane -> the destination node's L1 of that plane -> 2 dies -> package. Sprayed at every
+  // hop: 1/2 on each package->die link, 1/14 on each die->L1 link (both dies reach the same 7
+  // L1 chips, so each L1 takes 1/7), 1/112 on each L1->L2 and L2->L1 link, 1/14 on each L1->die
+  // link, 1/2 on each die->package link.
+  const Topology t = preset("cloudmatrix384");
+  Router router(t);
+  EXPECT_TRUE(router.fabric_sprays());
+  const NodeId src = t.accelerators()[0], dst = t.accelerators()[8];  // node0.npu0, node1.npu0
+  const MultipathRoute r = router.multipath(src, dst, 0, EcmpMode::kFabric);
+  ASSERT_TRUE(r.sprayed());
+  EXPECT_FALSE(r.key_dependent);  // nothing hashed: one route for every key
+  expect_conserved(t, r, src, dst);
+  std::map<std::pair<NodeKind, NodeKind>, std::set<double>> by_hop;
+  std::size_t up_to_l2 = 0;
+  for (const LinkShare& s : r.shares) {
+    const NodeKind a = t.kind(t.source(s.link)), b = t.kind(t.target(s.link));
+    by_hop[{a, b}].insert(s.share);
+    if (t.name(t.target(s.link)).starts_with("l2.")) ++up_to_l2;
+  }
+  const auto expect_all = [&](NodeKind a, NodeKind b, double share, std::size_t count) {
+    const std::set<double>& shares = by_hop.at({a, b});
+    for (const double s : shares)
+      EXPECT_NEAR(s, share, 1e-15);
+    EXPECT_GE(shares.size(), 1u);
+    std::size_t links = 0;
+    for (const LinkShare& s : r.shares)
+      links += t.kind(t.source(s.link)) == a && t.kind(t.target(s.link)) == b ? 1 : 0;
+    EXPECT_EQ(links, count);
+  };
+  expect_all(NodeKind::kAccelerator, NodeKind::kDie, 0.5, 2);
+  expect_all(NodeKind::kDie, NodeKind::kSwitch, 1.0 / 14, 14);
+  expect_all(NodeKind::kSwitch, NodeKind::kDie, 1.0 / 14, 14);
+  expect_all(NodeKind::kDie, NodeKind::kAccelerator, 0.5, 2);
+  EXPECT_EQ(up_to_l2, 7u * 16u);  // every L2 chip of every plane
+  for (const LinkShare& s : r.shares)
+    if (t.name(t.target(s.link)).starts_with("l2.")) {
+      EXPECT_NEAR(s.share, 1.0 / 112, 1e-15);
+    }
+  // The longest path: 6 hops, the 4 UB hops at 200 ns each, package links 0.
+  EXPECT_EQ(r.latency, Time::ns(800));
+  // Spray mode gives the same route; hash mode one path, chosen per key.
+  const MultipathRoute sprayed = router.multipath(src, dst, 0, EcmpMode::kSpray);
+  ASSERT_EQ(sprayed.shares.size(), r.shares.size());
+  const MultipathRoute hashed = router.multipath(src, dst, 0, EcmpMode::kHash);
+  EXPECT_FALSE(hashed.sprayed());
+  EXPECT_TRUE(hashed.key_dependent);
+  EXPECT_EQ(hashed.path, router.route(src, dst, 0));
+}
+
+TEST(Router, HashedLinksKeepHashingInAFabricThatSpraysElsewhere) {
+  // Two CloudMatrix384 supernodes: between them traffic leaves through the NPU's RoCE NIC and
+  // crosses the RDMA fat-tree, whose links hash (one path per key), while the UB links spray.
+  const Topology t = preset("cloudmatrix384:supernodes=2,rdma_radix=16");
+  Router router(t);
+  const NodeId src = t.accelerators()[0], dst = t.accelerators()[384 + 5];
+  std::set<Path> seen;
+  for (std::uint64_t key = 0; key < 32; ++key) {
+    const MultipathRoute r = router.multipath(src, dst, key, EcmpMode::kFabric);
+    EXPECT_FALSE(r.sprayed());
+    EXPECT_TRUE(r.key_dependent);
+    EXPECT_EQ(r.path, router.route(src, dst, key));
+    seen.insert(r.path);
+  }
+  EXPECT_GT(seen.size(), 1u);
+  // A topology map can make them spray: then the route is one sprayed flow, the same for every key.
+  const Topology sprayed = from_yaml(
+      "{preset: cloudmatrix384, params: {supernodes: 2, rdma_radix: 16}, multipath: {roce: "
+      "spray}}");
+  Router r2(sprayed);
+  const MultipathRoute r = r2.multipath(src, dst, 0, EcmpMode::kFabric);
+  EXPECT_TRUE(r.sprayed());
+  EXPECT_FALSE(r.key_dependent);
+  expect_conserved(sprayed, r, src, dst);
+}
+
+TEST(Router, SprayModeSplitsEvenlyAtEveryHopOfAFatTree) {
+  // 3-tier radix-4 fat-tree, hosts in different pods: the leaf splits 1/2 over its 2 spines, each
+  // spine 1/4 over its 2 cores; shares conserved; the 4 paths of route() all carry traffic.
+  const Topology t = preset("fat-tree:tiers=3,radix=4,hosts=16");
+  Router router(t);
+  const NodeId src = t.accelerators()[0], dst = t.accelerators()[15];
+  const MultipathRoute r = router.multipath(src, dst, 0, EcmpMode::kSpray);
+  ASSERT_TRUE(r.sprayed());
+  expect_conserved(t, r, src, dst);
+  std::set<LinkIndex> links;
+  for (const LinkShare& s : r.shares)
+    links.insert(s.link);
+  for (std::uint64_t key = 0; key < 64; ++key)
+    for (const LinkIndex l : router.route(src, dst, key))
+      EXPECT_TRUE(links.count(l)) << "a hashed path leaves the sprayed set";
+  std::multiset<double> shares;
+  for (const LinkShare& s : r.shares)
+    shares.insert(s.share);
+  EXPECT_EQ(shares.count(0.25), 4u + 4u);  // spine -> core and core -> spine
+  EXPECT_EQ(shares.count(0.5), 2u + 2u);   // leaf -> spine and spine -> leaf
+}
+
+TEST(Router, MultipathSettingNamesAClassTheTopologyHas) {
+  try {
+    from_yaml("{preset: dgx-h100, multipath: {nvlnk: spray}}");
+    FAIL() << "an unknown class must be refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no link class 'nvlnk' (did you mean 'nvlink'?)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(from_yaml("{preset: dgx-h100, multipath: {nvlink: adaptive}}"), InputError);
 }
 
 TEST(Router, DirectLinkPreferredInAFullMesh) {
