@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/common/units.hpp"
+
 namespace stepsim::collectives {
 
 // A group laid out as a d-dimensional grid of sizes[0] x ... x sizes[d-1] members in which every
@@ -20,6 +22,9 @@ namespace stepsim::collectives {
 // left out) and the members are exactly the grid's points, one each.
 struct MeshShape {
   std::vector<std::uint32_t> sizes;
+  // Per dimension: the bandwidth of one of its links, per direction (line rate times the link
+  // class's efficiency), for weighing the dimensions against each other.
+  std::vector<BytesPerSecond> bandwidth;
   // Member i's coordinate in dimension k is coordinates[i * dimensions() + k], in [0, sizes[k]).
   std::vector<std::uint32_t> coordinates;
 

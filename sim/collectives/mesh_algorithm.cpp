@@ -24,6 +24,9 @@
 // (tests/collectives/mesh_algorithm_test.cpp). A single line (d = 1) is the direct algorithm:
 // o + 2a + 2S/(nB). With dimensions of different sizes the parts drift out of step and share the
 // links of a dimension where they meet (max-min fairly); no closed form then.
+#include <algorithm>
+#include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "sim/collectives/algorithm_registry.hpp"
@@ -80,6 +83,75 @@ void gather(const Lines& lines, std::vector<Bytes>& held) {
   }
 }
 
+// The data of each part. Part j's reduce-scatter puts f(j, k) = 1/(a_k x the sizes of the
+// dimensions it crossed before k) of its data on each link of dimension k (its all-gather as much
+// again), so with shares w_j the links of dimension k are busy for sum_j w_j·f(j, k) / B_k. The
+// shares that make this the same for every dimension let all links work to the end, the least
+// time their load allows (the busiest link sets the time); equal shares do that when the
+// dimensions are alike (by symmetry), not on the pod's 8 x 8 x 4 x 4, where the parts that start
+// on a 4-member dimension would load its links with twice the others' bytes. No positive solution
+// (very unequal bandwidths): equal shares.
+std::vector<Bytes> part_sizes(const MeshShape& mesh, Bytes total) {
+  const std::size_t d = mesh.dimensions();
+  std::vector<Bytes> sizes(d);
+  auto equal = [&] {
+    for (std::size_t j = 0; j < d; ++j)
+      sizes[j] = detail::share(total, static_cast<std::uint32_t>(d), static_cast<std::uint32_t>(j));
+    return sizes;
+  };
+  const bool alike = std::adjacent_find(mesh.sizes.begin(), mesh.sizes.end(),
+                                        std::not_equal_to<>()) == mesh.sizes.end() &&
+                     std::adjacent_find(mesh.bandwidth.begin(), mesh.bandwidth.end(),
+                                        std::not_equal_to<>()) == mesh.bandwidth.end();
+  if (alike) return equal();
+  // Row k, column j: f(j, k); the last column the dimension's bandwidth (relative to the first).
+  std::vector<std::vector<double>> m(d, std::vector<double>(d + 1));
+  for (std::size_t j = 0; j < d; ++j) {
+    double crossed = 1;
+    for (std::size_t s = 0; s < d; ++s) {
+      const std::size_t k = (j + s) % d;
+      m[k][j] = 1 / (mesh.sizes[k] * crossed);
+      crossed *= mesh.sizes[k];
+    }
+  }
+  for (std::size_t k = 0; k < d; ++k)
+    m[k][d] = mesh.bandwidth[k].value() / mesh.bandwidth[0].value();
+  // Gaussian elimination with partial pivoting (d <= 6 or so).
+  for (std::size_t c = 0; c < d; ++c) {
+    std::size_t pivot = c;
+    for (std::size_t r = c + 1; r < d; ++r)
+      if (std::abs(m[r][c]) > std::abs(m[pivot][c])) pivot = r;
+    std::swap(m[c], m[pivot]);
+    if (!(std::abs(m[c][c]) > 0)) return equal();
+    for (std::size_t r = 0; r < d; ++r) {
+      if (r == c) continue;
+      const double factor = m[r][c] / m[c][c];
+      for (std::size_t x = c; x <= d; ++x)
+        m[r][x] -= factor * m[c][x];
+    }
+  }
+  std::vector<double> share(d);
+  double sum = 0;
+  for (std::size_t j = 0; j < d; ++j) {
+    share[j] = m[j][d] / m[j][j];
+    if (!(share[j] > 0) || !std::isfinite(share[j])) return equal();
+    sum += share[j];
+  }
+  // Whole bytes that add up to the total: cut at the rounded running sums.
+  double running = 0;
+  std::int64_t cut = 0;
+  for (std::size_t j = 0; j < d; ++j) {
+    running += share[j] / sum;
+    const std::int64_t next =
+        j + 1 == d
+            ? total.count()
+            : static_cast<std::int64_t>(std::llround(running * static_cast<double>(total.count())));
+    sizes[j] = Bytes(std::max(next, cut) - cut);
+    cut = std::max(next, cut);
+  }
+  return sizes;
+}
+
 class MeshAlgorithm final : public Algorithm {
  public:
   std::string_view name() const override { return "mesh"; }
@@ -115,9 +187,10 @@ class MeshAlgorithm final : public Algorithm {
     builder.reserve(phases * d * n * (links + d), 2 * phases * d * n * links);
 
     std::vector<std::vector<TransferId>> received(n);
+    const std::vector<Bytes> parts = part_sizes(mesh, op.size);
     for (std::uint32_t part = 0; part < d; ++part) {
       auto dimension = [&](std::uint32_t step) { return (part + step) % d; };
-      std::vector<Bytes> held(n, detail::share(op.size, d, part));
+      std::vector<Bytes> held(n, parts[part]);
       Frontier frontier(n);
       for (std::uint32_t s = 0; s < d; ++s) {
         const Lines& in = lines[dimension(s)];

@@ -89,6 +89,15 @@ std::optional<MeshShape> detect_full_mesh(const topology::Topology& topology,
     return static_cast<std::size_t>(std::find(classes.begin(), classes.end(), link_class) -
                                     classes.begin());  // d when it is none
   };
+  mesh.bandwidth.resize(d);
+  const auto range = topology.out_links(members[0]);
+  for (std::uint32_t l = range.first; l < range.first + range.count; ++l) {
+    const LinkIndex link(l);
+    const auto it = index.find(topology.target(link).value());
+    if (it != index.end() && it->second != 0)
+      mesh.bandwidth[dimension_of(topology.link(link).link_class)] =
+          topology.effective_bandwidth(link);
+  }
 
   // Degrees: size - 1 links of each dimension's class, none of another.
   std::vector<std::uint32_t> degree(d);

@@ -4,8 +4,9 @@
 // dimensions, a sub-grid of either such as one row or a 2 x 4 block).
 //
 // A dimension is a link class: the classes of the links from the first member to other members
-// name the dimensions (in class order), and the number of such links of a class plus one is the
-// dimension's size. The group is a mesh when
+// name the dimensions (in class order), the number of such links of a class plus one is the
+// dimension's size, and the effective bandwidth of one of them the dimension's bandwidth. The
+// group is a mesh when
 //  - every member is an accelerator, and the sizes multiply to the group's size;
 //  - every member has, to other members, exactly size - 1 links (parallel links count once) of
 //    each dimension's class and none of another class;

@@ -119,6 +119,22 @@ TEST(MeshAlgorithm, EveryMeshLinkCarriesItsShare) {
   }
 }
 
+TEST(MeshAlgorithm, UnequalDimensionsShareTheLoadEvenly) {
+  // 2 x 4 (one X link and three Y links per member). Equal parts would put S/4 + S/16 on an X
+  // link and S/8 + S/16 on a Y link per reduce-scatter; the parts are weighed instead (1 : 3 for
+  // the part that starts on X and the one that starts on Y) so that every link carries the same
+  // bytes: each member's (n-1)/n·S over its 4 links, 7S/32 per link and phase, 7S/16 for an
+  // AllReduce.
+  const auto topo = testing::mesh_grid({2, 4}, kB, kL);
+  CollectiveSession session(topo, line_rate_presets());
+  const double S = 64.0 * kMiB;
+  simulate(session, "mesh", OpKind::kAllReduce, 64 * kMiB);
+  for (std::uint32_t l = 0; l < topo.num_links(); ++l) {
+    const double carried = session.network().link_statistics(engine::LinkId{l}).bytes_carried;
+    EXPECT_NEAR(carried, 7 * S / 16, 64.0) << topo.describe(topology::LinkIndex(l));
+  }
+}
+
 TEST(MeshAlgorithm, UbMeshRackUsesAllItsLinksNearTheirRate) {
   // 64 NPUs, 8 x 8, 14 links of 28 GB/s each (392 GB/s per NPU); the CLI's calibrated presets
   // leave UB links at line rate. Closed form: 2(n-1)/n·S/(14·28 GB/s) plus 4 steps of latency,
