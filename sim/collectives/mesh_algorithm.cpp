@@ -9,11 +9,13 @@
 // once it has received everything of the step before (a join).
 //
 // One order of dimensions would keep one dimension's links busy and the others idle, so the data
-// is cut into d equal parts and part j takes the dimensions in the rotated order j, j+1, ...,
-// j+d-1 (mod d), as multi-dimensional torus and mesh AllReduce algorithms do: at every step each
-// dimension carries one part. Every transfer crosses one direct link, so routing never has a
-// choice and nothing crosses a third member. No chunks: with the rotation every link already works
-// at every step, and chunking would only add steps.
+// is cut into d parts and part j takes the dimensions in the rotated order j, j+1, ..., j+d-1
+// (mod d), as multi-dimensional torus and mesh AllReduce algorithms do: at every step each
+// dimension carries one part. The parts are equal when the dimensions are alike, and weighed to
+// load every dimension's links for the same time when they are not (part_sizes). Every transfer
+// crosses one direct link, so routing never has a choice and nothing crosses a third member. No
+// chunks: with the rotation every link already works at every step, and chunking would only add
+// steps.
 //
 // Uncontended closed form, every dimension of size m and link bandwidth B per direction, n = m^d
 // members, L = d(m-1) links per member, per-step latency a (step latency + link latency), o once:
