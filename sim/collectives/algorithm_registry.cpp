@@ -52,6 +52,7 @@ AlgorithmRegistry builtin_algorithms() {
   register_direct_algorithm(registry);
   register_hierarchical_algorithm(registry);
   register_in_switch_algorithm(registry);
+  register_mesh_algorithm(registry);
   register_auto_algorithm(registry);
   return registry;
 }

@@ -8,11 +8,19 @@
 //        domain). AllGather and ReduceScatter keep the ring: their published 8xH200 busbw
 //        (361.4 and 362.9 GB/s, shared/data/nccl_busbw.yaml h200_nvls) is the ring's, and the
 //        calibrated in-switch path would make them slower;
-//     b. halving-doubling when S/n <= 64 KiB and more than 2 ranks (latency-bound: log2(n) steps
+//     b. mesh when the group is a full mesh of direct links (GroupShape::mesh) of >= 2
+//        dimensions, or of one dimension of > 2 members, at every size. By the closed forms it
+//        beats halving-doubling even on tiny messages: an AllReduce takes o + 2d·a +
+//        2(n-1)/n·S/(L·B) on the mesh (d dimensions, L >= d links per member) against o +
+//        2·log2(n)·a + 2(n-1)/n·S/B, and d <= log2(n) since every dimension has >= 2 members:
+//        fewer steps and more links. The ring pays 2(n-1) steps over one link per member. A
+//        single line of 2 members is one link whatever the algorithm and stays on the rules
+//        below;
+//     c. halving-doubling when S/n <= 64 KiB and more than 2 ranks (latency-bound: log2(n) steps
 //        instead of n-1); for AllGather/ReduceScatter only on powers of two;
-//     c. hierarchical-pipelined when the group spans several equal domains of >= 2 members and
+//     d. hierarchical-pipelined when the group spans several equal domains of >= 2 members and
 //        n > 64 (a flat ring pays 2(n-1) step latencies; NCCL pipelines its two-level forms);
-//     d. ring, step by step up to 64 ranks and below 4 MiB per rank (1 MiB when every edge of
+//     e. ring, step by step up to 64 ranks and below 4 MiB per rank (1 MiB when every edge of
 //        the ring is alike: one domain, or one member per domain), fluid otherwise (its plan
 //        grows as n^2 chunks; on large messages the two forms agree within 1%).
 #include <bit>
@@ -40,8 +48,8 @@ constexpr std::int64_t kLatencyBoundBytesPerRank = std::int64_t{64} << 10;
 class AutoAlgorithm final : public Algorithm {
  public:
   explicit AutoAlgorithm(const AlgorithmRegistry& registry) {
-    for (const char* name : {"direct", "ring", "ring-fluid", "in-switch", "halving-doubling",
-                             "hierarchical-pipelined"})
+    for (const char* name : {"direct", "ring", "ring-fluid", "in-switch", "mesh",
+                             "halving-doubling", "hierarchical-pipelined"})
       if (registry.contains(name)) algorithms_.emplace(name, registry.create(name));
   }
   std::string_view name() const override { return "auto"; }
@@ -79,6 +87,7 @@ class AutoAlgorithm final : public Algorithm {
     if (op.kind == OpKind::kAllReduce && group.in_switch_reduction && domains == 1 &&
         op.size.count() >= kInSwitchMinBytes)
       return get("in-switch");
+    if (group.mesh && (group.mesh->dimensions() >= 2 || n > 2)) return get("mesh");
     const bool power_of_two = std::has_single_bit(n);
     if (n > 2 && op.size.count() / n <= kLatencyBoundBytesPerRank &&
         (op.kind == OpKind::kAllReduce || power_of_two))

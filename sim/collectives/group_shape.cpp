@@ -5,11 +5,11 @@
 namespace stepsim::collectives {
 
 GroupShape GroupShape::single_domain(std::uint32_t members, bool in_switch) {
-  return {members, {}, in_switch, {}};
+  return {members, {}, in_switch, {}, std::nullopt};
 }
 
 GroupShape GroupShape::uniform(std::uint32_t domains, std::uint32_t per_domain, bool in_switch) {
-  GroupShape shape{domains * per_domain, {}, in_switch, {}};
+  GroupShape shape{domains * per_domain, {}, in_switch, {}, std::nullopt};
   shape.domain.resize(shape.size);
   for (std::uint32_t i = 0; i < shape.size; ++i)
     shape.domain[i] = i / per_domain;
@@ -51,6 +51,33 @@ std::optional<std::uint32_t> PxnRelays::operator()(std::uint32_t from, std::uint
   const auto it = on_rail_.find(domain_rail(domain[from], rail[to]));
   if (it == on_rail_.end()) return std::nullopt;
   return it->second;
+}
+
+std::vector<std::vector<std::uint32_t>> MeshShape::lines(std::size_t dimension) const {
+  const std::size_t d = dimensions();
+  if (d == 0) return {};
+  // Grid point p = sum of coordinate x stride (dimension 0 varies fastest) -> member.
+  std::vector<std::size_t> stride(d, 1);
+  for (std::size_t k = 1; k < d; ++k)
+    stride[k] = stride[k - 1] * sizes[k - 1];
+  const std::size_t points = stride[d - 1] * sizes[d - 1];
+  std::vector<std::uint32_t> at(points);
+  for (std::uint32_t m = 0; m < points; ++m) {
+    std::size_t p = 0;
+    for (std::size_t k = 0; k < d; ++k)
+      p += coordinate(m, k) * stride[k];
+    at[p] = m;
+  }
+  const std::uint32_t size = sizes[dimension];
+  std::vector<std::vector<std::uint32_t>> result;
+  result.reserve(points / size);
+  for (std::size_t p = 0; p < points; ++p) {
+    if ((p / stride[dimension]) % size != 0) continue;  // a line starts at coordinate 0
+    auto& line = result.emplace_back(size);
+    for (std::uint32_t c = 0; c < size; ++c)
+      line[c] = at[p + c * stride[dimension]];
+  }
+  return result;
 }
 
 std::optional<std::uint32_t> GroupShape::uniform_domain_size() const {

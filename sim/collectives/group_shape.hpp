@@ -1,6 +1,7 @@
 // What an algorithm may know about a communicator group without seeing the topology: how many
 // members, which scale-up domain (NVLink node, UB supernode) each member sits in, which rail its
-// NIC is on, and whether a switch that reduces in the network (NVLS, SHARP) spans the whole group.
+// NIC is on, whether a switch that reduces in the network (NVLS, SHARP) spans the whole group, and
+// whether the members form a full mesh of direct links (UB-Mesh's nD-FullMesh).
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,31 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/common/units.hpp"
+
 namespace stepsim::collectives {
+
+// A group laid out as a d-dimensional grid of sizes[0] x ... x sizes[d-1] members in which every
+// line (the members that differ in one coordinate only) is a clique of direct links between the
+// accelerators, one link per ordered pair: a full mesh per dimension (arXiv 2503.20377's
+// nD-FullMesh; a single clique is d = 1). Every size is at least 2 (dimensions of size 1 are
+// left out) and the members are exactly the grid's points, one each.
+struct MeshShape {
+  std::vector<std::uint32_t> sizes;
+  // Per dimension: the bandwidth of one of its links, per direction (line rate times the link
+  // class's efficiency), for weighing the dimensions against each other.
+  std::vector<BytesPerSecond> bandwidth;
+  // Member i's coordinate in dimension k is coordinates[i * dimensions() + k], in [0, sizes[k]).
+  std::vector<std::uint32_t> coordinates;
+
+  std::size_t dimensions() const { return sizes.size(); }
+  std::uint32_t coordinate(std::uint32_t member, std::size_t dimension) const {
+    return coordinates[member * dimensions() + dimension];
+  }
+  // The members of each line of `dimension`, each in coordinate order (line[c] has coordinate c
+  // in `dimension`), lines in grid order (dimension 0 varying fastest).
+  std::vector<std::vector<std::uint32_t>> lines(std::size_t dimension) const;
+};
 
 struct GroupShape {
   std::uint32_t size = 0;
@@ -23,6 +48,8 @@ struct GroupShape {
   // rail-optimized fabric); kNoRail when it has none or several. Empty: no rails known.
   static constexpr std::uint32_t kNoRail = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> rail;
+  // Set when the members form a full mesh of direct links (placement.hpp says how it is found).
+  std::optional<MeshShape> mesh;
 
   static GroupShape single_domain(std::uint32_t members, bool in_switch = false);
   // `domains` domains of `per_domain` consecutive members each.

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <map>
 
+#include "sim/collectives/mesh_detection.hpp"
 #include "sim/common/input_error.hpp"
 
 namespace stepsim::collectives {
@@ -67,6 +68,7 @@ GroupShape group_shape(const topology::Topology& topology, const Placement& plac
     any_rail = true;
   }
   if (any_rail) shape.rail = std::move(rail);
+  shape.mesh = detect_full_mesh(topology, placement.members);
   return shape;
 }
 

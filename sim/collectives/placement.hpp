@@ -23,7 +23,8 @@ struct Placement {
 // rank beyond the topology or a repeated rank.
 Placement place_group(const topology::Topology& topology, std::span<const std::uint32_t> ranks);
 
-// Domains are the topology's scale-up groups (a member in none is a domain of its own).
+// Domains are the topology's scale-up groups (a member in none is a domain of its own); the mesh
+// is detect_full_mesh's (mesh_detection.hpp).
 GroupShape group_shape(const topology::Topology& topology, const Placement& placement);
 
 // Parses `--ranks`: "N" (the first N accelerators), a list "0,2,4", ranges "0-7,16-23", or "all".

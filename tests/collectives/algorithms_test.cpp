@@ -222,8 +222,9 @@ TEST(Algorithms, UnknownAlgorithmSuggestsTheClosest) {
     EXPECT_NE(std::string(e.what()).find("did you mean 'ring'"), std::string::npos) << e.what();
   }
   const auto names = registry.names();
-  for (const char* name : {"auto", "direct", "halving-doubling", "hierarchical",
-                           "hierarchical-pipelined", "in-switch", "ring", "ring-fluid", "tree"})
+  for (const char* name :
+       {"auto", "direct", "halving-doubling", "hierarchical", "hierarchical-pipelined", "in-switch",
+        "mesh", "ring", "ring-fluid", "tree"})
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
 }
 

@@ -1,6 +1,7 @@
 // Small topologies for the collective tests: a star (every accelerator on one switch, the shape of
-// an NVSwitch node), a full mesh (a dedicated link per ordered pair), two levels (stars joined by
-// one NIC per accelerator and a spine), and the built-in presets.
+// an NVSwitch node), a full mesh (a dedicated link per ordered pair) in one or several
+// dimensions, two levels (stars joined by one NIC per accelerator and a spine), and the built-in
+// presets.
 #pragma once
 
 #include <string>
@@ -37,6 +38,33 @@ inline topology::Topology mesh(int n, BytesPerSecond bandwidth, Time latency) {
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j < n; ++j)
       b.add_duplex(gpus[i], gpus[j], bandwidth, latency, cls);
+  return std::move(b).build();
+}
+
+// A full mesh in several dimensions: accelerator r at coordinates (r mod sizes[0], ...), the first
+// dimension varying fastest; every two accelerators that differ in dimension k only are joined by
+// a duplex link of class "dim<k>" (bandwidth `bandwidth`, latency `latency`). No scale-up group,
+// no NICs.
+inline topology::Topology mesh_grid(const std::vector<int>& sizes, BytesPerSecond bandwidth,
+                                    Time latency) {
+  using namespace topology;
+  TopologyBuilder b("mesh-grid");
+  int total = 1;
+  for (int size : sizes)
+    total *= size;
+  std::vector<NodeId> npus;
+  for (int r = 0; r < total; ++r)
+    npus.push_back(b.add_node("npu" + std::to_string(r), NodeKind::kAccelerator,
+                              NodeOptions{false, true, NodeId()}));
+  int stride = 1;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    const std::uint16_t cls = b.link_class("dim" + std::to_string(k));
+    for (int r = 0; r < total; ++r)
+      for (int c = (r / stride) % sizes[k] + 1; c < sizes[k]; ++c)
+        b.add_duplex(npus[r], npus[r + (c - (r / stride) % sizes[k]) * stride], bandwidth, latency,
+                     cls);
+    stride *= sizes[k];
+  }
   return std::move(b).build();
 }
 
