@@ -89,12 +89,17 @@ std::vector<ReachCheck> check_reachable(const Topology& t, const ReachOptions& o
     std::vector<std::uint32_t> ranks = domain_ranks[g];
     if (ranks.size() < 2) continue;
     if (ranks.size() > options.max_ranks) ranks.resize(options.max_ranks);
+    std::vector<char> in_group(t.num_nodes(), 0);
+    for (const std::uint32_t r : ranks)
+      in_group[accelerators[r].value()] = 1;
     BytesPerSecond reference = BytesPerSecond(0.0);
     for (std::size_t i = 0; i < ranks.size(); ++i) {
       const BytesPerSecond b = egress(t, accelerators[ranks[i]], [&](LinkIndex l) {
-        const topology::NodeKind kind = t.kind(t.target(l));
-        return kind != topology::NodeKind::kNic && kind != topology::NodeKind::kCpu &&
-               t.group_of(t.target(l), GroupKind::kScaleUp) == g;
+        const NodeId to = t.target(l);
+        if (t.kind(to) == topology::NodeKind::kSwitch)
+          return t.group_of(to, GroupKind::kScaleUp) == g;
+        const NodeId owner = owner_of(t, to);
+        return owner.valid() && t.kind(to) != topology::NodeKind::kNic && in_group[owner.value()];
       });
       reference = i == 0 ? b : std::min(reference, b);
     }

@@ -8,7 +8,7 @@
 // The tiers:
 //  - scale-up: up to `max_ranks` accelerators of the first scale-up domain with two or more
 //    (topology order); the reference is an accelerator's bandwidth on the links that leave it (or
-//    a die it owns) for other nodes of its domain, NICs and CPUs excepted;
+//    a die it owns) for the domain's switches and the other members of the group (or their dies);
 //  - scale-out: the first accelerator of each scale-up domain (of each accelerator when there are
 //    no domains), up to `max_ranks`, when they have NICs; the reference is the bandwidth of the
 //    links leaving their NICs for the fabric.

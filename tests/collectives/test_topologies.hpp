@@ -8,6 +8,7 @@
 
 #include "sim/common/config.hpp"
 #include "topology/builder_registry.hpp"
+#include "topology/load_topology.hpp"
 #include "topology/topology_builder.hpp"
 
 namespace stepsim::collectives::testing {
@@ -99,6 +100,13 @@ inline topology::Topology two_level(int domains, int per_domain, BytesPerSecond 
 inline topology::Topology preset(const std::string& name, const std::string& params = "{}") {
   const auto doc = config::Document::parse(params, "<test>");
   return topology::BuilderRegistry::with_builtins().build(name, doc.root(), doc.root());
+}
+
+// A topology written as a YAML map the way a scenario gives it, e.g.
+// "{preset: cloudmatrix384, multipath: {ub: hash}}".
+inline topology::Topology preset_yaml(const std::string& yaml) {
+  const auto doc = config::Document::parse(yaml, "<test>");
+  return topology::load_topology(doc.root());
 }
 
 }  // namespace stepsim::collectives::testing
