@@ -79,12 +79,15 @@ Router::Router(const Topology& topology, RouterOptions options)
   if (options_.max_paths == 0) throw std::invalid_argument("RouterOptions::max_paths must be >= 1");
   const std::size_t n = topology.num_nodes();
   local_index_.assign(n, kWhole);
+  region_of_.assign(n, kWhole);
   region_size_.assign(topology.groups().size(), 0);
   for (std::uint32_t g = 0; g < topology.groups().size(); ++g) {
     const Group& group = topology.group(g);
     if (group.kind != GroupKind::kScaleUp) continue;
-    for (NodeId member : group.members)
+    for (NodeId member : group.members) {
       local_index_[member.value()] = region_size_[g]++;
+      region_of_[member.value()] = g;
+    }
   }
   counts_.assign(n, kUnknown);
   for (const LinkClass& c : topology.link_classes())
@@ -206,7 +209,7 @@ void Router::next_links(const Segment& segment, NodeId at, std::vector<LinkIndex
   const bool whole = t.region == kWhole;
   const auto dist_of = [&](NodeId v) -> std::uint16_t {
     if (whole) return t.dist[v.value()];
-    if (topology_.group_of(v, GroupKind::kScaleUp) != t.region) return kUnreached;
+    if (region_of_[v.value()] != t.region) return kUnreached;
     return t.dist[local_index_[v.value()]];
   };
   const std::uint16_t d = dist_of(at);

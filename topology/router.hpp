@@ -130,6 +130,8 @@ class Router {
   bool fabric_sprays_ = false;
   std::vector<LinkShare> share_scratch_;
   std::vector<std::uint32_t> local_index_;  // node -> index within its scale-up domain
+  // node -> its scale-up group's index (kWhole when none): next_links asks for every neighbour.
+  std::vector<std::uint32_t> region_of_;
   std::vector<std::uint32_t> region_size_;  // per scale-up group index (0 for other groups)
   // Distance-table cache (LRU, bounded in bytes).
   std::list<std::unique_ptr<Table>> lru_;

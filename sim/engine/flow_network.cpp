@@ -178,11 +178,16 @@ FlowId FlowNetwork::start_sprayed_flow(std::int64_t source, std::int64_t destina
   if (bytes < Bytes(0)) throw std::invalid_argument("FlowNetwork::start_flow: negative size");
   if (latency < Time::zero())
     throw std::invalid_argument("FlowNetwork::start_sprayed_flow: negative latency");
+  // The class keeps its links in increasing order: the same set given in another order is the
+  // same class, and a link's place in the path is found by bisection.
+  std::vector<LinkShare> sorted(links.begin(), links.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const LinkShare& a, const LinkShare& b) { return a.link.value < b.link.value; });
   std::vector<LinkId> path;
   std::vector<double> shares;
-  path.reserve(links.size());
-  shares.reserve(links.size());
-  for (const LinkShare& l : links) {
+  path.reserve(sorted.size());
+  shares.reserve(sorted.size());
+  for (const LinkShare& l : sorted) {
     if (l.link.value >= link_capacity_.size()) {
       throw std::invalid_argument("FlowNetwork::start_sprayed_flow: unknown link " +
                                   std::to_string(l.link.value));
@@ -191,16 +196,10 @@ FlowId FlowNetwork::start_sprayed_flow(std::int64_t source, std::int64_t destina
       throw std::invalid_argument("FlowNetwork::start_sprayed_flow: share must be positive, got " +
                                   std::to_string(l.share));
     }
+    if (!path.empty() && path.back().value == l.link.value)
+      throw std::invalid_argument("FlowNetwork::start_sprayed_flow: a link listed twice");
     path.push_back(l.link);
     shares.push_back(l.share);
-  }
-  {
-    std::vector<LinkId> sorted = path;
-    std::sort(sorted.begin(), sorted.end(), [](LinkId a, LinkId b) { return a.value < b.value; });
-    if (std::adjacent_find(sorted.begin(), sorted.end(),
-                           [](LinkId a, LinkId b) { return a.value == b.value; }) != sorted.end()) {
-      throw std::invalid_argument("FlowNetwork::start_sprayed_flow: a link listed twice");
-    }
   }
   const std::uint32_t f = start_record(source, destination, bytes, std::move(on_done));
   if (bytes > Bytes(0) && !path.empty()) {
@@ -497,10 +496,17 @@ void FlowNetwork::drain_event() {
         if (moved != cls || slot != on_link.size()) {
           FlowClass& m = classes_[moved];
           const std::span<const std::uint32_t> moved_links = path(moved);
-          for (std::size_t j = 0; j < moved_links.size(); ++j) {
-            if (moved_links[j] == links[i] && m.slot_in_link[j] == on_link.size()) {
-              m.slot_in_link[j] = slot;
-              break;
+          if (sprayed(hot_[moved])) {
+            // A sprayed class lists each link once, in increasing order (start_sprayed_flow
+            // sorts them), and may list hundreds: found by bisection.
+            const auto at = std::lower_bound(moved_links.begin(), moved_links.end(), links[i]);
+            m.slot_in_link[static_cast<std::size_t>(at - moved_links.begin())] = slot;
+          } else {
+            for (std::size_t j = 0; j < moved_links.size(); ++j) {
+              if (moved_links[j] == links[i] && m.slot_in_link[j] == on_link.size()) {
+                m.slot_in_link[j] = slot;
+                break;
+              }
             }
           }
         }
