@@ -99,6 +99,16 @@ TEST(Multipath, ACollectiveOnCloudMatrixUsesEveryPlaneEqually) {
     const double busbw = static_cast<double>(kGiB) / t.seconds() * 2 * (n - 1) / n;
     EXPECT_GE(busbw, 0.8 * 392 * kGB) << n << " ranks";
   }
+  // A 64-way AllToAll is bound by the NPUs' UB ports (392 GB/s each way), not by one link: its
+  // busbw ((n-1)/n x algbw) is within 5% of them (hashed, it would be near one 28 GB/s link).
+  CollectiveSession defaults(topo, calibrated_presets());
+  Operation op;
+  op.kind = OpKind::kAllToAll;
+  op.size = Bytes(kGiB);
+  const Time t =
+      defaults.run(*builtin_algorithms().create("auto"), op, place_group(topo, first_ranks(64)),
+                   calibrated_presets().plan_options());
+  EXPECT_GE(static_cast<double>(kGiB) / t.seconds() * 63 / 64, 0.95 * 392 * kGB);
 }
 
 TEST(Multipath, HashingStaysWherePresetsHashAndAScenarioCanForceEither) {
@@ -122,6 +132,28 @@ TEST(Multipath, HashingStaysWherePresetsHashAndAScenarioCanForceEither) {
   const Time a = run(sprayed, "ring-fluid", OpKind::kAllReduce, kGiB, 16);
   const Time b = run(hashed, "ring-fluid", OpKind::kAllReduce, kGiB, 16);
   EXPECT_GT(b.seconds(), 10 * a.seconds());
+}
+
+TEST(Multipath, OnAMultiRailFatTreeEveryRailCarriesTheSameShare) {
+  // Two DGX H100 nodes of a rail-optimized SuperPOD (8 NICs each, one per rail): a 1 GiB
+  // AllReduce over the 16 GPUs (auto) sends the same bytes out of every NIC, one channel per rail.
+  const auto topo = testing::preset("dgx-h100-superpod", "{nodes: 2}");
+  CollectiveSession session(topo, calibrated_presets());
+  run(session, "auto", OpKind::kAllReduce, kGiB, 16);
+  std::vector<double> out_of_nic;
+  for (std::uint32_t r = 0; r < 16; ++r) {
+    const topology::NodeId nic = topo.nics(topo.accelerators()[r])[0].nic;
+    const auto range = topo.out_links(nic);
+    for (std::uint32_t l = range.first; l < range.first + range.count; ++l) {
+      if (topo.target(topology::LinkIndex(l)) == topo.accelerators()[r]) continue;
+      out_of_nic.push_back(session.network().link_statistics(engine::LinkId{l}).bytes_carried);
+    }
+  }
+  ASSERT_EQ(out_of_nic.size(), 16u);
+  for (const double bytes : out_of_nic) {
+    EXPECT_GT(bytes, 0.0);
+    EXPECT_NEAR(bytes, out_of_nic[0], 1e-6 * out_of_nic[0]);
+  }
 }
 
 TEST(Multipath, EveryPresetReachesHalfOfItsBandwidthWithTheDefaults) {
