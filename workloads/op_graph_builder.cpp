@@ -1,9 +1,8 @@
 #include "workloads/op_graph_builder.hpp"
 
 #include <fmt/format.h>
-#include <algorithm>
-#include <cmath>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "sim/common/input_error.hpp"
@@ -11,29 +10,6 @@
 namespace stepsim::workloads {
 
 namespace {
-
-// Dependency lists up to this long are checked for repeats by a linear scan, as the generator's
-// lists have at most five entries; longer ones (the optimizer step waits for every gradient
-// bucket) are sorted first, so that tens of thousands of buckets stay cheap.
-constexpr std::size_t kLinearScanLimit = 16;
-
-Stream stream_of(GroupKind group) {
-  switch (group) {
-    case GroupKind::kTensor:
-      return Stream::kTp;
-    case GroupKind::kContext:
-      return Stream::kCp;
-    case GroupKind::kExpert:
-      return Stream::kEp;
-    case GroupKind::kPipeline:
-      return Stream::kPp;
-    case GroupKind::kData:
-    case GroupKind::kExpertData:
-    case GroupKind::kCount:
-      break;
-  }
-  return Stream::kDp;
-}
 
 InputError too_large(const std::string& what) {
   return InputError("the step graph is too large for its representation: " + what);
@@ -51,41 +27,6 @@ void OpGraphBuilder::set_pass(std::int32_t micro_batch, int chunk) {
   }
   micro_batch_ = micro_batch;
   chunk_ = static_cast<std::uint8_t>(chunk);
-}
-
-OpIndex OpGraphBuilder::add_compute(const OpLabel& label, ComputeKind kind, double flops,
-                                    double bytes, Time duration,
-                                    std::initializer_list<OpIndex> deps) {
-  return add_compute(label, kind, flops, bytes, duration, std::span(deps.begin(), deps.size()));
-}
-
-OpIndex OpGraphBuilder::add_compute(const OpLabel& label, ComputeKind kind, double flops,
-                                    double bytes, Time duration, std::span<const OpIndex> deps) {
-  Op op;
-  op.kind = OpKind::kCompute;
-  op.stream = Stream::kCompute;
-  op.compute = kind;
-  op.flops = flops;
-  op.bytes = std::llround(bytes);
-  op.duration = duration;
-  return add(op, label, deps.data(), deps.size());
-}
-
-OpIndex OpGraphBuilder::add_collective(const OpLabel& label, CollectiveKind kind, GroupKind group,
-                                       ParallelDim dim, std::int64_t bytes,
-                                       std::initializer_list<OpIndex> deps, std::uint32_t matrix) {
-  Op op;
-  op.kind = OpKind::kCollective;
-  op.stream = stream_of(group);
-  op.collective = kind;
-  op.group = group;
-  op.dim = dim;
-  op.bytes = bytes;
-  op.matrix = matrix;
-  op.seq = next_seq_[static_cast<std::size_t>(group)];
-  const OpIndex index = add(op, label, deps.begin(), deps.size());
-  ++next_seq_[static_cast<std::size_t>(group)];
-  return index;
 }
 
 OpIndex OpGraphBuilder::add_send(const OpLabel& label, GroupKind group, int peer_offset,
@@ -116,7 +57,7 @@ OpIndex OpGraphBuilder::add_transfer(bool send, const OpLabel& label, GroupKind 
                     "many micro-batches and pipeline stages)",
                     tag, to_string(label.name)));
   }
-  Op op;
+  Op& op = start_op(label);
   op.kind = send ? OpKind::kSend : OpKind::kRecv;
   op.collective = send ? CollectiveKind::kSend : CollectiveKind::kRecv;
   // Receives have streams of their own (operation.hpp says why).
@@ -128,77 +69,66 @@ OpIndex OpGraphBuilder::add_transfer(bool send, const OpLabel& label, GroupKind 
   op.peer_offset = static_cast<std::int8_t>(peer_offset);
   op.bytes = bytes;
   op.seq = static_cast<std::uint32_t>(tag);
-  return add(op, label, deps.begin(), deps.size());
+  return finish_op(deps.begin(), deps.size());
 }
 
-OpIndex OpGraphBuilder::add(Op op, const OpLabel& label, const OpIndex* deps, std::size_t count) {
-  const std::size_t index = program_.ops.size();
-  if (index >= kNoOp) {
-    throw too_large(fmt::format("more than {} operations on one rank", kNoOp - 1));
-  }
-  if (label.layer < kNoLayer || label.layer > kMaxLayer) {
-    throw too_large(fmt::format("layer {} is beyond the {} layers an operation can name",
-                                label.layer, kMaxLayer + 1));
-  }
+OpIndex OpGraphBuilder::finish_op_with_long_list(const OpIndex* deps, std::size_t count) {
+  const std::size_t index = program_.ops.size() - 1;
   const std::size_t begin = program_.deps.size();
+  std::vector<OpIndex> sorted;
+  sorted.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
-    const OpIndex dep = deps[i];
-    if (dep == kNoOp) continue;
-    if (dep >= index) {
-      program_.deps.resize(begin);
-      throw std::logic_error(fmt::format(
-          "step generator bug: operation {} ({}) would wait for operation {}, not an earlier one",
-          index, to_string(label.name), dep));
-    }
-    if (count <= kLinearScanLimit &&
-        std::find(program_.deps.begin() + static_cast<std::ptrdiff_t>(begin), program_.deps.end(),
-                  dep) != program_.deps.end()) {
-      continue;
-    }
-    program_.deps.push_back(dep);
+    if (deps[i] == kNoOp) continue;
+    if (deps[i] >= index) fail_not_earlier(begin, deps[i]);
+    sorted.push_back(deps[i]);
   }
-  if (count > kLinearScanLimit) drop_repeated_dependencies(begin);
-  const std::size_t dep_count = program_.deps.size() - begin;
-  if (dep_count > kMaxDependencies) {
-    program_.deps.resize(begin);
-    throw too_large(fmt::format(
-        "operation {} ({}) would wait for {} operations, more than the {} one operation can name "
-        "(the optimizer step waits for every gradient bucket: a larger training.grad_bucket "
-        "makes fewer)",
-        index, to_string(label.name), dep_count, kMaxDependencies));
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  if (sorted.size() > kMaxDependencies) fail_too_many_dependencies(begin);
+  // Keeps the first occurrence of each, in the order given.
+  std::vector<bool> stored(sorted.size(), false);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (deps[i] == kNoOp) continue;
+    const auto at = static_cast<std::size_t>(
+        std::lower_bound(sorted.begin(), sorted.end(), deps[i]) - sorted.begin());
+    if (!stored[at]) program_.deps.push_back(deps[i]);
+    stored[at] = true;
   }
-  op.name = label.name;
-  op.phase = label.phase;
-  op.layer = static_cast<std::int16_t>(label.layer);
+  Op& op = program_.ops.back();
   op.dep_begin = static_cast<std::uint32_t>(begin);
-  op.dep_count = static_cast<std::uint16_t>(dep_count);
-  op.micro_batch = micro_batch_;
-  op.chunk = chunk_;
-  program_.ops.push_back(op);
+  op.dep_count = static_cast<std::uint16_t>(program_.deps.size() - begin);
   return static_cast<OpIndex>(index);
 }
 
-void OpGraphBuilder::drop_repeated_dependencies(std::size_t begin) {
-  const auto first = program_.deps.begin() + static_cast<std::ptrdiff_t>(begin);
-  std::vector<OpIndex> sorted(first, program_.deps.end());
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()) return;
-  // Keeps the first occurrence of each, in the order given.
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  std::vector<bool> seen(sorted.size(), false);
-  std::vector<OpIndex> kept;
-  for (auto it = first; it != program_.deps.end(); ++it) {
-    const auto at = static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), *it) -
-                                             sorted.begin());
-    if (!seen[at]) kept.push_back(*it);
-    seen[at] = true;
-  }
-  program_.deps.resize(begin);
-  program_.deps.insert(program_.deps.end(), kept.begin(), kept.end());
+void OpGraphBuilder::fail_too_many_ops() {
+  throw too_large(fmt::format("more than {} operations on one rank", kNoOp - 1));
 }
 
-OpIndex OpGraphBuilder::last_op() const {
-  return program_.ops.empty() ? kNoOp : static_cast<OpIndex>(program_.ops.size() - 1);
+void OpGraphBuilder::fail_layer(std::int64_t layer) {
+  throw too_large(
+      fmt::format("layer {} is beyond the {} layers an operation can name", layer, kMaxLayer + 1));
+}
+
+void OpGraphBuilder::fail_not_earlier(std::size_t deps_begin, OpIndex dep) {
+  const std::size_t index = program_.ops.size() - 1;
+  const OpName name = program_.ops.back().name;
+  program_.deps.resize(deps_begin);
+  program_.ops.pop_back();
+  throw std::logic_error(fmt::format(
+      "step generator bug: operation {} ({}) would wait for operation {}, not an earlier one",
+      index, to_string(name), dep));
+}
+
+void OpGraphBuilder::fail_too_many_dependencies(std::size_t deps_begin) {
+  const std::size_t index = program_.ops.size() - 1;
+  const OpName name = program_.ops.back().name;
+  program_.deps.resize(deps_begin);
+  program_.ops.pop_back();
+  throw too_large(fmt::format(
+      "operation {} ({}) would wait for more than the {} operations one operation can name (the "
+      "optimizer step waits for every gradient bucket: a larger training.grad_bucket makes "
+      "fewer)",
+      index, to_string(name), kMaxDependencies));
 }
 
 Program OpGraphBuilder::take_program() {

@@ -11,7 +11,9 @@
 // operation not yet added).
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -45,9 +47,21 @@ class OpGraphBuilder {
   // A compute operation on the compute stream: `flops` floating-point operations and `bytes`
   // bytes of HBM traffic (rounded to whole bytes), taking `duration`.
   OpIndex add_compute(const OpLabel& label, ComputeKind kind, double flops, double bytes,
-                      Time duration, std::initializer_list<OpIndex> deps);
+                      Time duration, std::initializer_list<OpIndex> deps) {
+    return add_compute(label, kind, flops, bytes, duration,
+                       std::span<const OpIndex>(deps.begin(), deps.size()));
+  }
   OpIndex add_compute(const OpLabel& label, ComputeKind kind, double flops, double bytes,
-                      Time duration, std::span<const OpIndex> deps);
+                      Time duration, std::span<const OpIndex> deps) {
+    Op& op = start_op(label);
+    op.kind = OpKind::kCompute;
+    op.stream = Stream::kCompute;
+    op.compute = kind;
+    op.flops = flops;
+    op.bytes = std::llround(bytes);
+    op.duration = duration;
+    return finish_op(deps.data(), deps.size());
+  }
 
   // A collective of `bytes` (as nccl-tests counts its buffer) on the rank's `group`, on the
   // stream of that group. Members match it by its sequence number among the program's
@@ -55,7 +69,20 @@ class OpGraphBuilder {
   // matrix, or kNoMatrix.
   OpIndex add_collective(const OpLabel& label, CollectiveKind kind, GroupKind group,
                          ParallelDim dim, std::int64_t bytes, std::initializer_list<OpIndex> deps,
-                         std::uint32_t matrix = kNoMatrix);
+                         std::uint32_t matrix = kNoMatrix) {
+    Op& op = start_op(label);
+    op.kind = OpKind::kCollective;
+    op.stream = stream_of(group);
+    op.collective = kind;
+    op.group = group;
+    op.dim = dim;
+    op.bytes = bytes;
+    op.matrix = matrix;
+    op.seq = next_seq_[static_cast<std::size_t>(group)];
+    const OpIndex index = finish_op(deps.begin(), deps.size());
+    ++next_seq_[static_cast<std::size_t>(group)];
+    return index;
+  }
 
   // One side of a point-to-point transfer of `bytes` with the rank `peer_offset` positions away
   // in `group` (kPipeline or kContext); `tag` matches the send with its receive.
@@ -65,7 +92,9 @@ class OpGraphBuilder {
                       std::int64_t tag, std::initializer_list<OpIndex> deps);
 
   // The most recently added operation; kNoOp while the graph is empty.
-  OpIndex last_op() const;
+  OpIndex last_op() const {
+    return program_.ops.empty() ? kNoOp : static_cast<OpIndex>(program_.ops.size() - 1);
+  }
 
   // The program built so far; the builder is left empty.
   Program take_program();
@@ -77,10 +106,75 @@ class OpGraphBuilder {
   static constexpr std::int64_t kMaxTag = 0xFFFFFFFF;
 
  private:
-  OpIndex add(Op op, const OpLabel& label, const OpIndex* deps, std::size_t count);
+  // Dependency lists up to this long are checked for repeats by a linear scan (the generator's
+  // have at most five entries); longer ones (the optimizer step waits for every gradient bucket)
+  // are sorted, so that tens of thousands stay cheap.
+  static constexpr std::size_t kLinearScanLimit = 16;
+
+  // The operations are built in place, and the checks and the common path are inline, because a
+  // step has millions of operations; the failures are out of line.
+  //
+  // Appends an operation with `label` and the current pass's labels; the caller sets the rest and
+  // calls finish_op with its dependencies.
+  Op& start_op(const OpLabel& label) {
+    if (program_.ops.size() >= kNoOp) fail_too_many_ops();
+    if (label.layer < kNoLayer || label.layer > kMaxLayer) fail_layer(label.layer);
+    Op& op = program_.ops.emplace_back();
+    op.name = label.name;
+    op.phase = label.phase;
+    op.layer = static_cast<std::int16_t>(label.layer);
+    op.micro_batch = micro_batch_;
+    op.chunk = chunk_;
+    return op;
+  }
+
+  // Stores the dependencies of the operation start_op appended (skipping kNoOp and repeats) and
+  // returns its index; removes the operation again when a check fails.
+  OpIndex finish_op(const OpIndex* deps, std::size_t count) {
+    if (count > kLinearScanLimit) return finish_op_with_long_list(deps, count);
+    const std::size_t index = program_.ops.size() - 1;
+    const std::size_t begin = program_.deps.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      const OpIndex dep = deps[i];
+      if (dep == kNoOp) continue;
+      if (dep >= index) fail_not_earlier(begin, dep);
+      if (std::find(program_.deps.begin() + static_cast<std::ptrdiff_t>(begin), program_.deps.end(),
+                    dep) == program_.deps.end()) {
+        program_.deps.push_back(dep);
+      }
+    }
+    Op& op = program_.ops.back();
+    op.dep_begin = static_cast<std::uint32_t>(begin);
+    op.dep_count = static_cast<std::uint16_t>(program_.deps.size() - begin);
+    return static_cast<OpIndex>(index);
+  }
+
+  static Stream stream_of(GroupKind group) {
+    switch (group) {
+      case GroupKind::kTensor:
+        return Stream::kTp;
+      case GroupKind::kContext:
+        return Stream::kCp;
+      case GroupKind::kExpert:
+        return Stream::kEp;
+      case GroupKind::kPipeline:
+        return Stream::kPp;
+      case GroupKind::kData:
+      case GroupKind::kExpertData:
+      case GroupKind::kCount:
+        break;
+    }
+    return Stream::kDp;
+  }
+
+  OpIndex finish_op_with_long_list(const OpIndex* deps, std::size_t count);
   OpIndex add_transfer(bool send, const OpLabel& label, GroupKind group, int peer_offset,
                        std::int64_t bytes, std::int64_t tag, std::initializer_list<OpIndex> deps);
-  void drop_repeated_dependencies(std::size_t begin);
+  [[noreturn]] static void fail_too_many_ops();
+  [[noreturn]] static void fail_layer(std::int64_t layer);
+  // Removes the operation being added and its dependencies stored so far, then throws.
+  [[noreturn]] void fail_not_earlier(std::size_t deps_begin, OpIndex dep);
+  [[noreturn]] void fail_too_many_dependencies(std::size_t deps_begin);
 
   Program program_;
   std::int32_t micro_batch_ = kNoMicroBatch;

@@ -1,6 +1,7 @@
 #include "workloads/step_generator.hpp"
 
 #include <initializer_list>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -49,6 +50,7 @@ class StageProgramGenerator {
     expert_all_to_all_bytes_ = shape_.routed_tokens * model_.hidden * shape_.element_bytes;
     skewed_routing_ =
         layout_.ep > 1 && training_.routing_skew > 0 && model_.moe.capacity_factor <= 0;
+    layers_.resize(static_cast<std::size_t>(model_.layers));
   }
 
   // ZeRO-1/2 with overlap_param_gather: the buckets of the previous step's optimizer (from a
@@ -71,6 +73,21 @@ class StageProgramGenerator {
 
  private:
   // ---- building blocks ----
+
+  // The costs and parameters of a layer, computed once per layer: every pass asks again.
+  struct LayerFigures {
+    LayerCosts costs;
+    LayerParameters parameters;
+  };
+  const LayerFigures& layer_figures(std::int64_t layer) {
+    std::optional<LayerFigures>& figures = layers_[static_cast<std::size_t>(layer)];
+    if (!figures) {
+      figures =
+          LayerFigures{layer_forward_costs(model_, shape_, layer),
+                       layer_parameters_per_rank(model_, counts_, layout_.tp, layout_.ep, layer)};
+    }
+    return *figures;
+  }
 
   OpIndex compute(const OpLabel& label, ComputeKind kind, OpCost cost,
                   std::initializer_list<OpIndex> deps) {
@@ -174,7 +191,7 @@ class StageProgramGenerator {
 
   // Forward (or recomputed forward) of `layer`; returns what the next operation waits for.
   Frontier layer_forward(std::int64_t layer, Phase phase, Frontier in) {
-    const LayerCosts cost = layer_forward_costs(model_, shape_, layer);
+    const LayerCosts& cost = layer_figures(layer).costs;
     ParameterGathers gathers;
     if (phase == Phase::kForward) gathers = zero3_.for_layer(Phase::kForward, layer, in.main);
     const OpIndex attention_norm =
@@ -230,9 +247,8 @@ class StageProgramGenerator {
   };
 
   Frontier layer_backward(std::int64_t layer, Frontier in) {
-    const LayerCosts cost = layer_forward_costs(model_, shape_, layer);
-    const LayerParameters params =
-        layer_parameters_per_rank(model_, counts_, layout_.tp, layout_.ep, layer);
+    const LayerCosts& cost = layer_figures(layer).costs;
+    const LayerParameters& params = layer_figures(layer).parameters;
     const Phase bwd = Phase::kBackward;
     const ParameterGathers gathers = zero3_.for_layer(bwd, layer, in.main);
     if (layer > pass_layer_begin_) zero3_.prefetch(bwd, layer - 1, in.main);
@@ -470,6 +486,7 @@ class StageProgramGenerator {
   int stage_;
   MicroBatchShape shape_;
   ParameterCount counts_;
+  std::vector<std::optional<LayerFigures>> layers_;  // by global layer
   OpGraphBuilder graph_;
   GradientBuckets buckets_;
   Zero3ParameterGathers zero3_;
