@@ -29,8 +29,10 @@ double expert_weights_per_hidden_unit(const ModelSpec& model) {
   return to_double(model.moe.expert_ffn) * (model.gated_mlp ? 3.0 : 2.0);
 }
 
-void add_attention_costs(const ModelSpec& model, const MicroBatchShape& shape,
-                         const LayerFlops& flops, LayerCosts& costs) {
+// The tensor-parallel pieces: attention, and the MLP of a dense layer. Each rank holds 1/t of
+// the weights and computes on all T tokens.
+void add_tensor_parallel_costs(const ModelSpec& model, const MicroBatchShape& shape,
+                               const LayerFlops& flops, bool dense_mlp, LayerCosts& costs) {
   const double tokens = to_double(shape.tokens);
   const double hidden = to_double(model.hidden);
   const double tp = shape.tp;
@@ -47,14 +49,7 @@ void add_attention_costs(const ModelSpec& model, const MicroBatchShape& shape,
   costs.attention_out = {tokens * flops.attention_out / tp,
                          gemm_bytes(tokens, to_double(model.attn_out_width()) / tp, hidden,
                                     flops.attention_out / 2.0 / tp, e)};
-}
-
-void add_dense_mlp_costs(const ModelSpec& model, const MicroBatchShape& shape,
-                         const LayerFlops& flops, LayerCosts& costs) {
-  const double tokens = to_double(shape.tokens);
-  const double hidden = to_double(model.hidden);
-  const double tp = shape.tp;
-  const std::int64_t e = shape.element_bytes;
+  if (!dense_mlp) return;
   costs.mlp_up = {
       tokens * flops.mlp_up / tp,
       gemm_bytes(tokens, hidden, flops.mlp_up / 2.0 / hidden / tp, flops.mlp_up / 2.0 / tp, e)};
@@ -108,12 +103,9 @@ LayerCosts layer_forward_costs(const ModelSpec& model, const MicroBatchShape& sh
   const LayerFlops flops = layer_flops_per_token(model, layer, shape.seq_len);
   LayerCosts costs;
   costs.norm = norm_forward_cost(model, shape);
-  add_attention_costs(model, shape, flops, costs);
-  if (model.is_moe_layer(layer)) {
-    add_moe_costs(model, shape, flops, costs);
-  } else {
-    add_dense_mlp_costs(model, shape, flops, costs);
-  }
+  const bool moe = model.is_moe_layer(layer);
+  add_tensor_parallel_costs(model, shape, flops, !moe, costs);
+  if (moe) add_moe_costs(model, shape, flops, costs);
   return costs;
 }
 

@@ -5,18 +5,15 @@
 
 #include <string>
 
-#include "sim/common/config.hpp"
+#include "tests/workloads/workload_of.hpp"
 #include "workloads/gradient_buckets.hpp"
 
 namespace stepsim::workloads {
 namespace {
 
 WorkloadSpec spec_of(const std::string& parallelism, const std::string& training) {
-  const auto doc = config::Document::parse(
-      "model: {layers: 2, hidden: 1024, heads: 16, vocab: 32000, ffn: 4096}\nparallelism: " +
-          parallelism + "\ntraining: " + training + "\ncompute: {device: h100}\n",
-      "test.yaml");
-  return parse_workload(doc.root());
+  return workload_of("{layers: 2, hidden: 1024, heads: 16, vocab: 32000, ffn: 4096}", parallelism,
+                     training);
 }
 
 OpIndex add_kernel(OpGraphBuilder& graph) {

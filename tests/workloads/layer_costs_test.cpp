@@ -8,21 +8,12 @@
 #include <cmath>
 #include <string>
 
-#include "sim/common/config.hpp"
+#include "tests/workloads/workload_of.hpp"
 #include "workloads/layer_costs.hpp"
 #include "workloads/layer_parameters.hpp"
 
 namespace stepsim::workloads {
 namespace {
-
-WorkloadSpec spec_of(const std::string& model, const std::string& parallelism,
-                     const std::string& training) {
-  const auto doc =
-      config::Document::parse("model: " + model + "\nparallelism: " + parallelism +
-                                  "\ntraining: " + training + "\ncompute: {device: h100}\n",
-                              "test.yaml");
-  return parse_workload(doc.root());
-}
 
 // GPT-like: h = 1024, 16 heads of 64, plain MLP of 4h, no biases; bf16 (2 bytes).
 const char* kDense = "{layers: 4, hidden: 1024, heads: 16, vocab: 32000, ffn: 4096}";
@@ -36,8 +27,8 @@ void expect_cost(OpCost cost, double flops, double bytes, const char* what) {
 
 TEST(MicroBatchShape, TokensAreSplitByContextAndSequenceParallelism) {
   // b = 2, s = 4096, cp = 2: T = b·s/cp = 4096; SP over t = 4 shards them to 1024 per rank.
-  const auto spec = spec_of(kDense, "{tp: 4, sp: true, cp: 2}",
-                            "{seq_len: 4096, micro_batch: 2, global_batch: 2}");
+  const auto spec = workload_of(kDense, "{tp: 4, sp: true, cp: 2}",
+                                "{seq_len: 4096, micro_batch: 2, global_batch: 2}");
   const MicroBatchShape shape = micro_batch_shape(spec);
   EXPECT_EQ(shape.seq_len, 4096);
   EXPECT_EQ(shape.tokens, 4096);
@@ -50,7 +41,8 @@ TEST(LayerCosts, DenseLayerForwardIsMegatronsTwentyFourBshSquaredPlusFourBsSquar
   // Narayanan et al. 2021: a layer's forward is 24·b·s·h² + 4·b·s²·h FLOPs (MLP of 4h), split
   // over t tensor-parallel ranks. b = 2, s = 2048, t = 4.
   const double b = 2, s = 2048, t = 4, T = b * s;
-  const auto spec = spec_of(kDense, "{tp: 4}", "{seq_len: 2048, micro_batch: 2, global_batch: 2}");
+  const auto spec =
+      workload_of(kDense, "{tp: 4}", "{seq_len: 2048, micro_batch: 2, global_batch: 2}");
   const LayerCosts c = layer_forward_costs(spec.model, micro_batch_shape(spec), 0);
   // Per piece: QKV 3 GEMMs h -> h; scores and values over the whole sequence; output h -> h;
   // up h -> 4h; down 4h -> h.
@@ -77,7 +69,7 @@ TEST(LayerCosts, BackwardIsTwiceTheForward) {
 TEST(LayerCosts, GroupedQueryAttentionProjectsFewerKeysAndValues) {
   // 16 query heads of 64, 4 KV heads: Q is h -> h, K and V h -> 256 each; SP shards the norms.
   const double T = 2048, t = 2, kv = 4 * 64;
-  const auto spec = spec_of(
+  const auto spec = workload_of(
       "{layers: 2, hidden: 1024, heads: 16, kv_heads: 4, vocab: 32000, ffn: 3584, gated_mlp: "
       "true}",
       "{tp: 2, sp: true}", "{seq_len: 2048, micro_batch: 1, global_batch: 1}");
@@ -101,8 +93,8 @@ TEST(LayerCosts, MoeLayerRoutesTopKTokensToTheRanksExperts) {
   const std::string moe =
       "{layers: 2, hidden: 1024, heads: 16, vocab: 32000, ffn: 4096, gated_mlp: true, moe: "
       "{experts: 8, top_k: 2, shared_experts: 1, expert_ffn: 2048, dense_layers: 1}}";
-  const auto spec = spec_of(moe, "{tp: 2, sp: true, ep: 4, dp: 4}",
-                            "{seq_len: 2048, micro_batch: 1, global_batch: 4}");
+  const auto spec = workload_of(moe, "{tp: 2, sp: true, ep: 4, dp: 4}",
+                                "{seq_len: 2048, micro_batch: 1, global_batch: 4}");
   const MicroBatchShape shape = micro_batch_shape(spec);
   EXPECT_EQ(shape.routed_tokens, 2048);
   const LayerCosts dense = layer_forward_costs(spec.model, shape, 0);
@@ -120,7 +112,7 @@ TEST(LayerCosts, MoeLayerRoutesTopKTokensToTheRanksExperts) {
 }
 
 TEST(LayerCosts, CapacityFactorPadsTheRoutedTokens) {
-  const auto spec = spec_of(
+  const auto spec = workload_of(
       "{layers: 2, hidden: 1024, heads: 16, vocab: 32000, ffn: 4096, moe: {experts: 8, top_k: 2, "
       "expert_ffn: 2048, capacity_factor: 1.25}}",
       "{ep: 2, dp: 2}", "{seq_len: 1000, micro_batch: 1, global_batch: 2}");
@@ -132,8 +124,8 @@ TEST(LayerCosts, OutputLayerAndLossCoverTheRanksVocabularyRows) {
   // Vocabulary 32001 over t = 4: 8001 rows per rank (padded); logits 2·T·h·rows; the loss reads
   // and writes FP32 logits.
   const double T = 4096, rows = 8001;
-  const auto spec = spec_of("{layers: 4, hidden: 1024, heads: 16, vocab: 32001, ffn: 4096}",
-                            "{tp: 4}", "{seq_len: 2048, micro_batch: 2, global_batch: 2}");
+  const auto spec = workload_of("{layers: 4, hidden: 1024, heads: 16, vocab: 32001, ffn: 4096}",
+                                "{tp: 4}", "{seq_len: 2048, micro_batch: 2, global_batch: 2}");
   const MicroBatchShape shape = micro_batch_shape(spec);
   EXPECT_EQ(vocabulary_rows_per_rank(spec.model, 4), 8001);
   const HeadCosts c = head_forward_costs(spec.model, shape);
@@ -153,7 +145,8 @@ TEST(LayerCosts, AdamStepIsTenFlopsAndTwoElementsPlusTwentyFourBytesPerParameter
 
 TEST(LayerParameters, SplitOverTensorAndExpertParallelRanks) {
   // Dense layer, t = 4: QKV 3h², output h², MLP 8h² split; norms (h each) replicated.
-  const auto spec = spec_of(kDense, "{tp: 4}", "{seq_len: 2048, micro_batch: 1, global_batch: 1}");
+  const auto spec =
+      workload_of(kDense, "{tp: 4}", "{seq_len: 2048, micro_batch: 1, global_batch: 1}");
   const auto counts = count_parameters(spec.model);
   const LayerParameters p = layer_parameters_per_rank(spec.model, counts, 4, 1, 0);
   EXPECT_DOUBLE_EQ(p.qkv, 3 * h * h / 4);
