@@ -2,10 +2,11 @@
 // and column it came from, so that every error can say where it is and what was expected.
 //
 //  - `!include path/to/file.yaml` on any value replaces it by that file's content; the path is
-//    relative to the including file. Cycles, missing files and directories are errors.
+//    relative to the including file. Cycles, missing files and directories are errors
+//    (yaml_reader.hpp reads the YAML, text_file.hpp the files).
 //  - `Document::set("parallelism.tp", "8")` overrides one value (the `-o key.path=value` option);
-//  the
-//    value is read as YAML, intermediate maps are created, `name[3]` or `name.3` indexes a list.
+//    the value is read as YAML, intermediate maps are created, `name[3]` or `name.3` indexes a
+//    list (config_override.hpp).
 //  - `Node` is a read-only view with its key path ("parallelism.tp"). Typed getters validate and
 //    throw InputError: "scenario.yaml:12:7: parallelism.tp: expected a positive integer, got '-1'".
 //  - `Node::allow_keys` rejects unknown keys with a "did you mean" suggestion.
@@ -22,6 +23,9 @@
 #include <utility>
 #include <vector>
 
+// closest_match (the "did you mean" of allow_keys and as_choice) is part of this interface: its
+// callers name it config::closest_match.
+#include "sim/common/closest_match.hpp"
 #include "sim/common/units.hpp"
 
 namespace stepsim::config {
@@ -140,9 +144,5 @@ class Node {
   const Value* value_;
   std::string path_;
 };
-
-// The closest of `candidates` to `word` by edit distance, or empty when none is close enough to be
-// a plausible typo.
-std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace stepsim::config

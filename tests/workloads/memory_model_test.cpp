@@ -4,20 +4,11 @@
 #include <cmath>
 #include <string>
 
-#include "sim/common/config.hpp"
+#include "tests/workloads/workload_of.hpp"
 #include "workloads/memory_model.hpp"
 
 namespace stepsim::workloads {
 namespace {
-
-WorkloadSpec spec_of(const std::string& model, const std::string& parallelism,
-                     const std::string& training) {
-  const auto doc =
-      config::Document::parse("model: " + model + "\nparallelism: " + parallelism +
-                                  "\ntraining: " + training + "\ncompute: {device: h100}\n",
-                              "test.yaml");
-  return parse_workload(doc.root());
-}
 
 TEST(MemoryModel, ActivationsPerLayerFollowKorthikanti) {
   // GPT-3 175B, s = 2048, b = 1, t = 8 (a = 96, h = 12288, so 5as/(ht) = 10):
@@ -25,17 +16,19 @@ TEST(MemoryModel, ActivationsPerLayerFollowKorthikanti) {
   // SP 34/8 sbh = 4.25 sbh; full with SP 2sbh/8; no TP 34 + 80 = 114 sbh (Table 2 of the paper).
   const double sbh = 2048.0 * 12288 * 1;
   const std::string tr = "{seq_len: 2048, global_batch: 8";
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(spec_of("gpt3-175b", "{tp: 8}", tr + "}"), 0), 23 * sbh);
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(spec_of("gpt3-175b", "{tp: 8, sp: true}", tr + "}"), 0),
-                   14.25 * sbh);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(workload_of("gpt3-175b", "{tp: 8}", tr + "}"), 0),
+                   23 * sbh);
+  EXPECT_DOUBLE_EQ(
+      layer_activation_bytes(workload_of("gpt3-175b", "{tp: 8, sp: true}", tr + "}"), 0),
+      14.25 * sbh);
   EXPECT_DOUBLE_EQ(
       layer_activation_bytes(
-          spec_of("gpt3-175b", "{tp: 8, sp: true}", tr + ", recompute: selective}"), 0),
+          workload_of("gpt3-175b", "{tp: 8, sp: true}", tr + ", recompute: selective}"), 0),
       4.25 * sbh);
   EXPECT_DOUBLE_EQ(layer_activation_bytes(
-                       spec_of("gpt3-175b", "{tp: 8, sp: true}", tr + ", recompute: full}"), 0),
+                       workload_of("gpt3-175b", "{tp: 8, sp: true}", tr + ", recompute: full}"), 0),
                    2 * sbh / 8);
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(spec_of("gpt3-175b", "{}", tr + "}"), 0), 114 * sbh);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(workload_of("gpt3-175b", "{}", tr + "}"), 0), 114 * sbh);
 }
 
 TEST(MemoryModel, ZeroStagesShardStatesOverDataParallelRanks) {
@@ -43,18 +36,18 @@ TEST(MemoryModel, ZeroStagesShardStatesOverDataParallelRanks) {
   // shards the 12, ZeRO-2 also the gradient's 2, ZeRO-3 everything.
   const double psi = 8030261248.0;
   const std::string tr = "{seq_len: 1024, global_batch: 8, recompute: full}";
-  const auto z0 = estimate_memory(spec_of("llama3-8b", "{dp: 8}", tr)).at(0);
+  const auto z0 = estimate_memory(workload_of("llama3-8b", "{dp: 8}", tr)).at(0);
   EXPECT_EQ(z0.parameters.count(), std::llround(2 * psi));
   EXPECT_EQ(z0.gradients.count(), std::llround(2 * psi));
   EXPECT_EQ(z0.optimizer_states.count(), std::llround(12 * psi));
   EXPECT_TRUE(z0.exceeds_capacity);  // 128 GB of states on an 80 GB H100
   EXPECT_NE(z0.warning.find("but h100 has 80 GB"), std::string::npos) << z0.warning;
-  const auto z1 = estimate_memory(spec_of("llama3-8b", "{dp: 8, zero: 1}", tr)).at(0);
+  const auto z1 = estimate_memory(workload_of("llama3-8b", "{dp: 8, zero: 1}", tr)).at(0);
   EXPECT_EQ(z1.optimizer_states.count(), std::llround(12 * psi / 8));
   EXPECT_EQ(z1.gradients.count(), std::llround(2 * psi));
-  const auto z2 = estimate_memory(spec_of("llama3-8b", "{dp: 8, zero: 2}", tr)).at(0);
+  const auto z2 = estimate_memory(workload_of("llama3-8b", "{dp: 8, zero: 2}", tr)).at(0);
   EXPECT_EQ(z2.gradients.count(), std::llround(2 * psi / 8));
-  const auto z3 = estimate_memory(spec_of("llama3-8b", "{dp: 8, zero: 3}", tr)).at(0);
+  const auto z3 = estimate_memory(workload_of("llama3-8b", "{dp: 8, zero: 3}", tr)).at(0);
   EXPECT_EQ(z3.parameters.count(), std::llround(2 * psi / 8));
   EXPECT_FALSE(z3.exceeds_capacity);
   EXPECT_TRUE(z3.warning.empty());
@@ -62,22 +55,22 @@ TEST(MemoryModel, ZeroStagesShardStatesOverDataParallelRanks) {
 
 TEST(MemoryModel, OneFOneBKeepsPMinusSMicroBatchesAliveGpipeKeepsAll) {
   const std::string tr = "{seq_len: 1024, global_batch: 8}";
-  const auto f1b = estimate_memory(spec_of("llama3-8b", "{pp: 4}", tr));
+  const auto f1b = estimate_memory(workload_of("llama3-8b", "{pp: 4}", tr));
   EXPECT_DOUBLE_EQ(f1b[0].peak_in_flight_micro_batches, 4);
   EXPECT_DOUBLE_EQ(f1b[1].peak_in_flight_micro_batches, 3);
   EXPECT_DOUBLE_EQ(f1b[3].peak_in_flight_micro_batches, 1);
-  const auto gpipe = estimate_memory(spec_of("llama3-8b", "{pp: 4, schedule: gpipe}", tr));
+  const auto gpipe = estimate_memory(workload_of("llama3-8b", "{pp: 4, schedule: gpipe}", tr));
   EXPECT_DOUBLE_EQ(gpipe[0].peak_in_flight_micro_batches, 8);
   // Interleaved, p = 4, v = 2, m = 8: stage 0 warms up (4-1) x 2 + 4 = 10 chunk passes of half a
   // micro-batch each, plus one: 5.5 micro-batches, the (1 + (p-1)/(pv)) x p = 5.5 of Korthikanti.
-  const auto inter = estimate_memory(spec_of("llama3-8b", "{pp: 4, vpp: 2}", tr));
+  const auto inter = estimate_memory(workload_of("llama3-8b", "{pp: 4, vpp: 2}", tr));
   EXPECT_DOUBLE_EQ(inter[0].peak_in_flight_micro_batches, 5.5);
 }
 
 TEST(MemoryModel, RankParametersAddUpToTheModel) {
   // tp 2 x pp 4: summing every stage's rank parameters times the ranks that split them gives the
   // model total (norms are replicated over tp, so count them once).
-  const auto spec = spec_of("llama3-8b", "{tp: 2, pp: 4}", "{seq_len: 1024, global_batch: 8}");
+  const auto spec = workload_of("llama3-8b", "{tp: 2, pp: 4}", "{seq_len: 1024, global_batch: 8}");
   const ParameterCount c = count_parameters(spec.model);
   double sum = 0;
   for (int s = 0; s < 4; ++s)

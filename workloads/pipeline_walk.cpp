@@ -1,0 +1,54 @@
+#include "workloads/pipeline_walk.hpp"
+
+#include "workloads/pipeline_schedule.hpp"
+
+namespace stepsim::workloads {
+
+std::int64_t StagePass::tag(int boundary) const {
+  // Boundary b lies between virtual stages b and b + 1.
+  return ((static_cast<std::int64_t>(micro_batch) * (virtual_stages - 1) + boundary) * 2) +
+         (forward ? 0 : 1);
+}
+
+std::int64_t StagePass::receive_tag() const {
+  return tag(forward ? virtual_stage - 1 : virtual_stage);
+}
+
+std::int64_t StagePass::send_tag() const {
+  return tag(forward ? virtual_stage : virtual_stage - 1);
+}
+
+std::vector<StagePass> pipeline_walk(const WorkloadSpec& spec, int stage) {
+  const ParallelLayout& layout = spec.parallel;
+  const int virtual_stages = layout.pp * layout.vpp;
+  const std::vector<std::int64_t> layers =
+      layers_per_virtual_stage(spec.model.layers, virtual_stages);
+  std::vector<std::int64_t> first_layer(layers.size() + 1, 0);
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    first_layer[i + 1] = first_layer[i] + layers[i];
+
+  const auto steps =
+      pipeline_order(layout.schedule, layout.pp, stage, layout.vpp, spec.micro_batches());
+  std::vector<StagePass> passes;
+  passes.reserve(steps.size());
+  std::vector<std::size_t> last_backward(static_cast<std::size_t>(layout.vpp), 0);
+  for (const PipelineStep& step : steps) {
+    StagePass pass;
+    pass.forward = step.forward;
+    pass.micro_batch = step.micro_batch;
+    pass.chunk = step.chunk;
+    pass.virtual_stage = step.chunk * layout.pp + stage;
+    pass.virtual_stages = virtual_stages;
+    pass.layer_begin = first_layer[static_cast<std::size_t>(pass.virtual_stage)];
+    pass.layer_end = first_layer[static_cast<std::size_t>(pass.virtual_stage) + 1];
+    if (!step.forward) last_backward[static_cast<std::size_t>(step.chunk)] = passes.size();
+    passes.push_back(pass);
+  }
+  for (std::size_t chunk = 0; chunk < last_backward.size(); ++chunk) {
+    StagePass& last = passes[last_backward[chunk]];
+    if (!last.forward) last.reduces_gradients = true;
+  }
+  return passes;
+}
+
+}  // namespace stepsim::workloads
