@@ -120,7 +120,8 @@ ModelSpec parse_model(const config::Node& n) {
   }
   bool shape_changed = false;
   if (auto v = n.find("name")) m.name = v->as_string();
-  if (auto v = n.find("layers")) m.layers = v->as_int(1, 100'000);
+  // An operation names its layer in 15 bits (workloads/operation.hpp).
+  if (auto v = n.find("layers")) m.layers = v->as_int(1, 32'767);
   if (auto v = n.find("hidden")) {
     m.hidden = v->as_int(1, kMaxDim);
     shape_changed = true;
@@ -213,6 +214,8 @@ ParallelLayout read_parallelism(const config::Node& n) {
   dim("ep", p.ep);
   dim("cp", p.cp);
   dim("vpp", p.vpp);
+  // An operation names its model chunk in 8 bits (workloads/operation.hpp).
+  if (auto v = n.find("vpp"); v && p.vpp > 256) v->fail("an integer from 1 to 256");
   if (auto v = n.find("sp")) p.sp = v->as_bool();
   if (auto v = n.find("tp_comm_overlap")) p.tp_comm_overlap = v->as_bool();
   if (auto v = n.find("zero")) {
