@@ -28,8 +28,8 @@ std::string_view to_string(Stream v) {
 }
 
 std::string_view to_string(ParallelDim v) {
-  static constexpr std::array<std::string_view, 7> kNames = {"none", "TP", "SP", "CP",
-                                                             "EP",   "PP", "DP"};
+  static constexpr std::array<std::string_view, kParallelDimCount> kNames = {
+      "none", "tp", "sp", "cp", "ep", "pp", "dp"};
   return lookup(kNames, v);
 }
 

@@ -7,6 +7,7 @@
 // them to interned global groups and ranks. docs/workloads.md describes the representation.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -23,7 +24,8 @@ enum class OpKind : std::uint8_t { kCompute, kCollective, kSend, kRecv };
 enum class Stream : std::uint8_t { kCompute, kTp, kCp, kCpRecv, kEp, kPp, kPpRecv, kDp, kCount };
 
 // The parallel dimension a communication belongs to (labels and statistics).
-enum class ParallelDim : std::uint8_t { kNone, kTp, kSp, kCp, kEp, kPp, kDp };
+enum class ParallelDim : std::uint8_t { kNone, kTp, kSp, kCp, kEp, kPp, kDp, kCount };
+inline constexpr std::size_t kParallelDimCount = static_cast<std::size_t>(ParallelDim::kCount);
 
 // Which communicator of the rank an operation uses; Workload::group() resolves it.
 //  kData: data-parallel x context-parallel ranks (the group dense gradients are reduced over);
@@ -127,6 +129,7 @@ struct Op {
 
 std::string_view to_string(OpKind v);
 std::string_view to_string(Stream v);
+// "none", "tp", "sp", "cp", "ep", "pp", "dp": the report's keys and the trace's categories.
 std::string_view to_string(ParallelDim v);
 std::string_view to_string(GroupKind v);
 std::string_view to_string(CollectiveKind v);

@@ -135,15 +135,15 @@ class Executor::Impl {
         options_(std::move(options)),
         listener_(listener),
         network_(sim_, engine::FlowNetworkOptions{.full_resolve = false,
-                                                  .idle_tolerance = options_.idle_tolerance,
+                                                  .idle_tolerance = options_.network.idle_tolerance,
                                                   .record_utilization_samples =
                                                       options_.record_link_samples,
                                                   .sampled_links = options_.sampled_links}),
         router_(topology_),
-        links_(collectives::add_topology_links(network_, topology_, options_.calibration)),
-        runner_(sim_, network_, topology_, router_, links_, options_.runner),
+        links_(collectives::add_topology_links(network_, topology_, options_.network.calibration)),
+        runner_(sim_, network_, topology_, router_, links_, options_.network.runner),
         registry_(collectives::builtin_algorithms()),
-        algorithm_(registry_.create(options_.algorithm)),
+        algorithm_(registry_.create(options_.network.algorithm)),
         fallback_(registry_.create("auto")),
         direct_(registry_.create("direct")) {
     const int world = workload_.world_size();
@@ -511,8 +511,8 @@ class Executor::Impl {
     const collectives::GroupShape shape = collectives::group_shape(topology_, where);
     const collectives::Algorithm& algorithm =
         algorithm_->unsupported(operation, shape) ? *fallback_ : *algorithm_;
-    auto plan =
-        std::make_shared<const collectives::Plan>(algorithm.plan(operation, shape, options_.plan));
+    auto plan = std::make_shared<const collectives::Plan>(
+        algorithm.plan(operation, shape, options_.network.plan));
     Bytes wire;
     for (const auto& t : plan->transfers()) {
       if (!t.src.is_switch() && !t.is_join()) wire += t.bytes;
@@ -531,7 +531,7 @@ class Executor::Impl {
     operation.root = 0;
     operation.peer = 1;
     auto plan = std::make_shared<const collectives::Plan>(
-        direct_->plan(operation, collectives::GroupShape::single_domain(2), options_.plan));
+        direct_->plan(operation, collectives::GroupShape::single_domain(2), options_.network.plan));
     return transfer_plans_.emplace(bytes.count(), std::move(plan)).first->second;
   }
 

@@ -22,24 +22,19 @@
 #include <vector>
 
 #include "sim/collectives/collective_runner.hpp"
-#include "sim/collectives/link_calibration.hpp"
-#include "sim/collectives/plan_options.hpp"
+#include "sim/collectives/network_options.hpp"
 #include "sim/common/units.hpp"
 #include "topology/topology.hpp"
 #include "workloads/workload.hpp"
 
 namespace stepsim::executor {
 
-inline constexpr std::size_t kDimensionCount = 7;  // workloads::ParallelDim values
+inline constexpr std::size_t kDimensionCount = workloads::kParallelDimCount;
 
 struct ExecutorOptions {
-  std::string algorithm = "auto";  // collective algorithm by name (collectives registry)
-  collectives::Calibration calibration = collectives::calibrated_presets();
-  collectives::PlanOptions plan = calibration.plan_options();  // latencies, chunking, channels
-  collectives::RunnerOptions runner;                           // ECMP mode
-  double idle_tolerance = 0.0;       // engine::FlowNetworkOptions::idle_tolerance (0: exact)
-  std::vector<int> detail_ranks;     // ranks whose time breakdown is computed
-  bool record_link_samples = false;  // record links' utilization changes (trace counters)
+  collectives::NetworkOptions network;       // how collectives become flows (a scenario's network:)
+  std::vector<int> detail_ranks;             // ranks whose time breakdown is computed
+  bool record_link_samples = false;          // record links' utilization changes (trace counters)
   std::vector<std::uint32_t> sampled_links;  // with record_link_samples: only these (empty: all)
   // Called now and then (every 2^18 operations) with the operations done and their total, for a
   // progress line; empty: never.

@@ -14,11 +14,7 @@ namespace stepsim {
 StepReport simulate_step(const Scenario& scenario, const SimulateOptions& options) {
   const workloads::Workload workload(scenario.workload);
   executor::ExecutorOptions exec;
-  exec.algorithm = scenario.network.algorithm;
-  exec.calibration = scenario.network.calibration;
-  exec.plan = scenario.network.plan;
-  exec.runner.ecmp = scenario.network.ecmp;
-  exec.idle_tolerance = scenario.network.idle_tolerance;
+  exec.network = scenario.network;
   exec.detail_ranks = representative_ranks(workload);
   exec.progress = options.progress;
 

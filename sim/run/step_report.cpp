@@ -26,14 +26,6 @@ std::string bytes_text(double bytes) {
   return format_bytes(Bytes(static_cast<std::int64_t>(std::llround(bytes))));
 }
 
-// "tp", "sp", "cp", "ep", "pp", "dp": the report's keys.
-std::string dimension_name(std::size_t dim) {
-  std::string name(workloads::to_string(static_cast<workloads::ParallelDim>(dim)));
-  for (char& c : name)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
-}
-
 }  // namespace
 
 std::string layout_text(const workloads::WorkloadSpec& spec) {
@@ -120,7 +112,7 @@ StepReport make_step_report(const Scenario& scenario, const workloads::Workload&
     const auto& t = result.traffic[d];
     if (t.collectives == 0) continue;
     DimensionReport dim;
-    dim.name = dimension_name(d);
+    dim.name = std::string(workloads::to_string(static_cast<workloads::ParallelDim>(d)));
     dim.operations_per_rank = t.collectives / r.world_size;
     dim.payload_bytes_per_rank = t.payload.as_double() / r.world_size;
     dim.wire_bytes_per_rank = t.wire.as_double() / r.world_size;
@@ -215,7 +207,8 @@ void print_summary(std::ostream& out, const StepReport& r) {
     };
     row("compute", [](const executor::RankBreakdown& p) { return p.compute; });
     for (std::size_t d = 1; d < executor::kDimensionCount; ++d) {
-      const std::string name = "exposed " + dimension_name(d);
+      const std::string name =
+          "exposed " + std::string(workloads::to_string(static_cast<workloads::ParallelDim>(d)));
       row(name, [d](const executor::RankBreakdown& p) { return p.exposed[d]; });
     }
     row("pipeline bubble", [](const executor::RankBreakdown& p) { return p.bubble; });
@@ -276,7 +269,8 @@ nlohmann::ordered_json to_json(const StepReport& r) {
     e["compute_s"] = b.parts.compute.seconds();
     json exposed = json::object();
     for (std::size_t d = 1; d < executor::kDimensionCount; ++d) {
-      exposed[dimension_name(d)] = b.parts.exposed[d].seconds();
+      exposed[std::string(workloads::to_string(static_cast<workloads::ParallelDim>(d)))] =
+          b.parts.exposed[d].seconds();
     }
     e["exposed_communication_s"] = exposed;
     e["pipeline_bubble_s"] = b.parts.bubble.seconds();

@@ -7,8 +7,8 @@
 
 namespace stepsim {
 
-NetworkSettings parse_network_settings(const config::Node* network) {
-  NetworkSettings s;
+collectives::NetworkOptions parse_network_options(const config::Node* network) {
+  collectives::NetworkOptions s;
   if (network == nullptr || network->is_null()) return s;
   network->allow_keys({"algorithm", "calibration", "chunk_size", "max_chunks", "channels",
                        "step_latency", "op_latency", "ecmp", "pxn", "idle_tolerance"});
@@ -36,7 +36,7 @@ NetworkSettings parse_network_settings(const config::Node* network) {
   if (auto n = network->find("step_latency")) s.plan.step_latency = latency(*n);
   if (auto n = network->find("op_latency")) s.plan.op_latency = latency(*n);
   if (auto n = network->find("ecmp")) {
-    s.ecmp = *topology::parse_ecmp_mode(n->as_choice({"fabric", "hash", "spray", "spread"}));
+    s.runner.ecmp = *topology::parse_ecmp_mode(n->as_choice({"fabric", "hash", "spray", "spread"}));
   }
   // Read after `calibration`, which resets the plan options.
   if (auto n = network->find("pxn")) s.plan.pxn = n->as_bool();
@@ -66,7 +66,8 @@ Scenario load_scenario(const std::filesystem::path& file,
 
   workloads::WorkloadSpec workload = workloads::parse_workload(root);
   const auto network_node = root.find("network");
-  NetworkSettings network = parse_network_settings(network_node ? &*network_node : nullptr);
+  collectives::NetworkOptions network =
+      parse_network_options(network_node ? &*network_node : nullptr);
   topology::Topology topology = topology::load_topology(topology_node);
   workloads::validate_layout(workload, static_cast<int>(topology.accelerators().size()));
   std::string topology_spec =

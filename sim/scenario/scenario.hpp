@@ -7,28 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "sim/collectives/link_calibration.hpp"
-#include "sim/collectives/plan_options.hpp"
+#include "sim/collectives/network_options.hpp"
 #include "sim/common/config.hpp"
 #include "topology/router.hpp"
 #include "topology/topology.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace stepsim {
-
-// The `network:` section: how collectives become flows.
-struct NetworkSettings {
-  std::string algorithm = "auto";  // a collectives registry name
-  bool calibrated = true;          // calibrated link presets, or line rate
-  collectives::Calibration calibration = collectives::calibrated_presets();
-  collectives::PlanOptions plan = calibration.plan_options();
-  // How transfers cross parallel links: as the topology's link classes say (fabric), or hashed,
-  // sprayed or spread everywhere.
-  topology::EcmpMode ecmp = topology::EcmpMode::kFabric;
-  // engine::FlowNetworkOptions::idle_tolerance: 0 is exact max-min; a small fraction (0.05)
-  // defers re-solves after departures, for large all-to-all heavy runs (docs/collectives.md).
-  double idle_tolerance = 0.0;
-};
 
 struct Scenario {
   std::filesystem::path file;
@@ -38,7 +23,7 @@ struct Scenario {
   topology::Topology topology;
   std::string topology_spec;  // as written, for reports
   workloads::WorkloadSpec workload;
-  NetworkSettings network;
+  collectives::NetworkOptions network;  // the `network:` section
 };
 
 // Reads `file`, applies `overrides` ("key.path=value", in order) and validates every section,
@@ -47,6 +32,6 @@ Scenario load_scenario(const std::filesystem::path& file,
                        const std::vector<std::string>& overrides);
 
 // Reads the `network:` section (absent: the defaults).
-NetworkSettings parse_network_settings(const config::Node* network);
+collectives::NetworkOptions parse_network_options(const config::Node* network);
 
 }  // namespace stepsim

@@ -48,10 +48,10 @@ const std::string kEqualStages =
 // No software latency, line-rate links: transfers cost only bytes / bandwidth.
 ExecutorOptions ideal_options(std::vector<int> detail) {
   ExecutorOptions o;
-  o.calibration = collectives::line_rate_presets();
-  o.plan.step_latency = Time::zero();
-  o.plan.op_latency = Time::zero();
-  o.algorithm = "ring";
+  o.network.calibration = collectives::line_rate_presets();
+  o.network.plan.step_latency = Time::zero();
+  o.network.plan.op_latency = Time::zero();
+  o.network.algorithm = "ring";
   o.detail_ranks = std::move(detail);
   return o;
 }
