@@ -44,7 +44,8 @@ void GradientBuckets::end_backward_pass() {
 void GradientBuckets::close(bool routed_experts) {
   OpenBucket& bucket = routed_experts ? expert_ : dense_;
   if (bucket.bytes == 0) return;
-  closed_.push_back({bucket.bytes, routed_experts ? GroupKind::kExpertData : GroupKind::kData});
+  closed_.push_back(
+      {bucket.bytes, routed_experts ? Communicator::kExpertData : Communicator::kData});
   if (overlap_grad_reduce_) issue_reduction(closed_.back(), bucket.last_producer);
   bucket = OpenBucket{};
 }

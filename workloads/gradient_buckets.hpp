@@ -3,7 +3,7 @@
 // bucket (Megatron's distributed optimizer).
 //
 // Backward operations add the gradients they produce, in backward order, to one open bucket per
-// kind: dense gradients are reduced over the data-parallel x context-parallel group (GroupKind
+// kind: dense gradients are reduced over the data-parallel x context-parallel group (Communicator
 // kData), expert gradients over the expert-data-parallel group (kExpertData). A bucket closes
 // once it holds the bucket size (training.grad_bucket) and at the end of the backward pass; its
 // collective (ZeRO 0: AllReduce, ZeRO 1-3: ReduceScatter, of its bytes in the training precision)
@@ -22,7 +22,7 @@ namespace stepsim::workloads {
 // A closed bucket: its gradients' bytes and the group they are reduced over.
 struct ClosedBucket {
   std::int64_t bytes = 0;
-  GroupKind group = GroupKind::kData;
+  Communicator group = Communicator::kData;
 };
 
 class GradientBuckets {

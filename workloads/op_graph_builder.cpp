@@ -29,22 +29,22 @@ void OpGraphBuilder::set_pass(std::int32_t micro_batch, int chunk) {
   chunk_ = static_cast<std::uint8_t>(chunk);
 }
 
-OpIndex OpGraphBuilder::add_send(const OpLabel& label, GroupKind group, int peer_offset,
+OpIndex OpGraphBuilder::add_send(const OpLabel& label, Communicator group, int peer_offset,
                                  std::int64_t bytes, std::int64_t tag,
                                  std::initializer_list<OpIndex> deps) {
   return add_transfer(true, label, group, peer_offset, bytes, tag, deps);
 }
 
-OpIndex OpGraphBuilder::add_receive(const OpLabel& label, GroupKind group, int peer_offset,
+OpIndex OpGraphBuilder::add_receive(const OpLabel& label, Communicator group, int peer_offset,
                                     std::int64_t bytes, std::int64_t tag,
                                     std::initializer_list<OpIndex> deps) {
   return add_transfer(false, label, group, peer_offset, bytes, tag, deps);
 }
 
-OpIndex OpGraphBuilder::add_transfer(bool send, const OpLabel& label, GroupKind group,
+OpIndex OpGraphBuilder::add_transfer(bool send, const OpLabel& label, Communicator group,
                                      int peer_offset, std::int64_t bytes, std::int64_t tag,
                                      std::initializer_list<OpIndex> deps) {
-  if (group != GroupKind::kPipeline && group != GroupKind::kContext) {
+  if (group != Communicator::kPipeline && group != Communicator::kContext) {
     throw std::logic_error(
         fmt::format("step generator bug: a transfer on the {} group", to_string(group)));
   }
@@ -59,9 +59,9 @@ OpIndex OpGraphBuilder::add_transfer(bool send, const OpLabel& label, GroupKind 
   }
   Op& op = start_op(label);
   op.kind = send ? OpKind::kSend : OpKind::kRecv;
-  op.collective = send ? CollectiveKind::kSend : CollectiveKind::kRecv;
+  op.collective = CollectiveKind::kSendRecv;
   // Receives have streams of their own (operation.hpp says why).
-  const bool pipeline = group == GroupKind::kPipeline;
+  const bool pipeline = group == Communicator::kPipeline;
   op.stream =
       pipeline ? (send ? Stream::kPp : Stream::kPpRecv) : (send ? Stream::kCp : Stream::kCpRecv);
   op.dim = pipeline ? ParallelDim::kPp : ParallelDim::kCp;

@@ -65,9 +65,9 @@ class OpGraphBuilder {
 
   // A collective of `bytes` (as nccl-tests counts its buffer) on the rank's `group`, on the
   // stream of that group. Members match it by its sequence number among the program's
-  // collectives on the same GroupKind, which the builder assigns. `matrix`: the AllToAllv traffic
-  // matrix, or kNoMatrix.
-  OpIndex add_collective(const OpLabel& label, CollectiveKind kind, GroupKind group,
+  // collectives on the same Communicator, which the builder assigns. `matrix`: the AllToAllv
+  // traffic matrix, or kNoMatrix.
+  OpIndex add_collective(const OpLabel& label, CollectiveKind kind, Communicator group,
                          ParallelDim dim, std::int64_t bytes, std::initializer_list<OpIndex> deps,
                          std::uint32_t matrix = kNoMatrix) {
     Op& op = start_op(label);
@@ -86,9 +86,9 @@ class OpGraphBuilder {
 
   // One side of a point-to-point transfer of `bytes` with the rank `peer_offset` positions away
   // in `group` (kPipeline or kContext); `tag` matches the send with its receive.
-  OpIndex add_send(const OpLabel& label, GroupKind group, int peer_offset, std::int64_t bytes,
+  OpIndex add_send(const OpLabel& label, Communicator group, int peer_offset, std::int64_t bytes,
                    std::int64_t tag, std::initializer_list<OpIndex> deps);
-  OpIndex add_receive(const OpLabel& label, GroupKind group, int peer_offset, std::int64_t bytes,
+  OpIndex add_receive(const OpLabel& label, Communicator group, int peer_offset, std::int64_t bytes,
                       std::int64_t tag, std::initializer_list<OpIndex> deps);
 
   // The most recently added operation; kNoOp while the graph is empty.
@@ -149,26 +149,26 @@ class OpGraphBuilder {
     return static_cast<OpIndex>(index);
   }
 
-  static Stream stream_of(GroupKind group) {
+  static Stream stream_of(Communicator group) {
     switch (group) {
-      case GroupKind::kTensor:
+      case Communicator::kTensor:
         return Stream::kTp;
-      case GroupKind::kContext:
+      case Communicator::kContext:
         return Stream::kCp;
-      case GroupKind::kExpert:
+      case Communicator::kExpert:
         return Stream::kEp;
-      case GroupKind::kPipeline:
+      case Communicator::kPipeline:
         return Stream::kPp;
-      case GroupKind::kData:
-      case GroupKind::kExpertData:
-      case GroupKind::kCount:
+      case Communicator::kData:
+      case Communicator::kExpertData:
+      case Communicator::kCount:
         break;
     }
     return Stream::kDp;
   }
 
   OpIndex finish_op_with_long_list(const OpIndex* deps, std::size_t count);
-  OpIndex add_transfer(bool send, const OpLabel& label, GroupKind group, int peer_offset,
+  OpIndex add_transfer(bool send, const OpLabel& label, Communicator group, int peer_offset,
                        std::int64_t bytes, std::int64_t tag, std::initializer_list<OpIndex> deps);
   [[noreturn]] static void fail_too_many_ops();
   [[noreturn]] static void fail_layer(std::int64_t layer);
@@ -179,7 +179,7 @@ class OpGraphBuilder {
   Program program_;
   std::int32_t micro_batch_ = kNoMicroBatch;
   std::uint8_t chunk_ = 0;
-  std::array<std::uint32_t, static_cast<std::size_t>(GroupKind::kCount)> next_seq_{};
+  std::array<std::uint32_t, static_cast<std::size_t>(Communicator::kCount)> next_seq_{};
 };
 
 }  // namespace stepsim::workloads

@@ -33,16 +33,9 @@ std::string_view to_string(ParallelDim v) {
   return lookup(kNames, v);
 }
 
-std::string_view to_string(GroupKind v) {
+std::string_view to_string(Communicator v) {
   static constexpr std::array<std::string_view, 6> kNames = {"tensor", "context",     "expert",
                                                              "data",   "expert-data", "pipeline"};
-  return lookup(kNames, v);
-}
-
-std::string_view to_string(CollectiveKind v) {
-  static constexpr std::array<std::string_view, 10> kNames = {
-      "none",      "AllReduce", "AllGather", "ReduceScatter", "AllToAll",
-      "AllToAllv", "Broadcast", "Reduce",    "Send",          "Recv"};
   return lookup(kNames, v);
 }
 

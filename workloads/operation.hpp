@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "sim/common/collective_kind.hpp"
 #include "sim/common/units.hpp"
 
 namespace stepsim::workloads {
@@ -30,7 +31,7 @@ inline constexpr std::size_t kParallelDimCount = static_cast<std::size_t>(Parall
 // Which communicator of the rank an operation uses; Workload::group() resolves it.
 //  kData: data-parallel x context-parallel ranks (the group dense gradients are reduced over);
 //  kExpertData: the ranks holding the same experts (expert gradients).
-enum class GroupKind : std::uint8_t {
+enum class Communicator : std::uint8_t {
   kTensor,
   kContext,
   kExpert,
@@ -38,19 +39,6 @@ enum class GroupKind : std::uint8_t {
   kExpertData,
   kPipeline,
   kCount
-};
-
-enum class CollectiveKind : std::uint8_t {
-  kNone,
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kAllToAll,
-  kAllToAllv,
-  kBroadcast,
-  kReduce,
-  kSend,
-  kRecv
 };
 
 enum class Phase : std::uint8_t { kForward, kBackward, kRecompute, kOptimizer };
@@ -107,7 +95,7 @@ struct Op {
                            // gathered output; ReduceScatter: the input; AllToAll: the send buffer)
   std::uint32_t dep_begin = 0;  // dependencies: Program::deps[dep_begin, dep_begin + dep_count)
   // Collectives: the index of this operation among the program's operations on the same
-  // GroupKind; members of one group run the same program, so (group id, seq) matches them.
+  // Communicator; members of one group run the same program, so (group id, seq) matches them.
   // Send/receive: a tag unique per (source, destination) pair; (source, destination, seq) matches.
   std::uint32_t seq = 0;
   std::int32_t micro_batch = kNoMicroBatch;
@@ -118,9 +106,10 @@ struct Op {
   Stream stream = Stream::kCompute;
   Phase phase = Phase::kForward;
   OpName name = OpName::kNorm;
-  CollectiveKind collective = CollectiveKind::kNone;
+  // What a kCollective operation runs; kSendRecv for a send or a receive, unused for compute.
+  CollectiveKind collective = CollectiveKind::kSendRecv;
   ParallelDim dim = ParallelDim::kNone;
-  GroupKind group = GroupKind::kTensor;
+  Communicator group = Communicator::kTensor;
   ComputeKind compute = ComputeKind::kGemm;
   std::uint8_t chunk = 0;       // model chunk (virtual pipeline stage index on this rank)
   std::int8_t peer_offset = 0;  // send/receive: the peer's position in `group` relative to this
@@ -131,8 +120,7 @@ std::string_view to_string(OpKind v);
 std::string_view to_string(Stream v);
 // "none", "tp", "sp", "cp", "ep", "pp", "dp": the report's keys and the trace's categories.
 std::string_view to_string(ParallelDim v);
-std::string_view to_string(GroupKind v);
-std::string_view to_string(CollectiveKind v);
+std::string_view to_string(Communicator v);
 std::string_view to_string(Phase v);
 std::string_view to_string(OpName v);
 std::string_view to_string(ComputeKind v);

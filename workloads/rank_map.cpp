@@ -23,12 +23,12 @@ RankMap::RankMap(const ParallelLayout& p) : world_(p.world_size()) {
   };
   dense_ = decompose({p.tp, p.cp, 1, p.dp, p.pp});
   expert_ = decompose({1, 1, p.ep, p.expert_dp(), p.pp});
-  add_groups(GroupKind::kTensor, dense_, {OrderDim::kTp});
-  add_groups(GroupKind::kContext, dense_, {OrderDim::kCp});
-  add_groups(GroupKind::kExpert, expert_, {OrderDim::kEp});
-  add_groups(GroupKind::kData, dense_, {OrderDim::kDp, OrderDim::kCp});
-  add_groups(GroupKind::kExpertData, expert_, {OrderDim::kDp});
-  add_groups(GroupKind::kPipeline, dense_, {OrderDim::kPp});
+  add_groups(Communicator::kTensor, dense_, {OrderDim::kTp});
+  add_groups(Communicator::kContext, dense_, {OrderDim::kCp});
+  add_groups(Communicator::kExpert, expert_, {OrderDim::kEp});
+  add_groups(Communicator::kData, dense_, {OrderDim::kDp, OrderDim::kCp});
+  add_groups(Communicator::kExpertData, expert_, {OrderDim::kDp});
+  add_groups(Communicator::kPipeline, dense_, {OrderDim::kPp});
 }
 
 int RankMap::coordinate(int rank, OrderDim dim) const {
@@ -36,7 +36,7 @@ int RankMap::coordinate(int rank, OrderDim dim) const {
   return (rank / dec.stride[idx(dim)]) % dec.size[idx(dim)];
 }
 
-void RankMap::add_groups(GroupKind kind, const Decomposition& dec,
+void RankMap::add_groups(Communicator kind, const Decomposition& dec,
                          std::initializer_list<OrderDim> vary) {
   const auto k = static_cast<std::size_t>(kind);
   group_of_[k].assign(static_cast<std::size_t>(world_), 0);

@@ -34,18 +34,18 @@ class RankMap {
   int coordinate(int rank, OrderDim dim) const;
   int stage(int rank) const { return coordinate(rank, OrderDim::kPp); }
 
-  GroupId group(int rank, GroupKind kind) const {
+  GroupId group(int rank, Communicator kind) const {
     return GroupId{group_of_[static_cast<std::size_t>(kind)][static_cast<std::size_t>(rank)]};
   }
   std::span<const int> members(GroupId g) const {
     return {members_.data() + offsets_[g.value], members_.data() + offsets_[g.value + 1]};
   }
   // The rank's position in its group of `kind`.
-  int index_in_group(int rank, GroupKind kind) const {
+  int index_in_group(int rank, Communicator kind) const {
     return static_cast<int>(
         index_of_[static_cast<std::size_t>(kind)][static_cast<std::size_t>(rank)]);
   }
-  GroupKind kind_of(GroupId g) const { return kinds_[g.value]; }
+  Communicator kind_of(GroupId g) const { return kinds_[g.value]; }
   std::size_t group_count() const { return kinds_.size(); }
 
  private:
@@ -53,16 +53,17 @@ class RankMap {
     std::array<int, 5> size{};
     std::array<int, 5> stride{};
   };
-  void add_groups(GroupKind kind, const Decomposition& dec, std::initializer_list<OrderDim> vary);
+  void add_groups(Communicator kind, const Decomposition& dec,
+                  std::initializer_list<OrderDim> vary);
 
   int world_ = 0;
   Decomposition dense_;
   Decomposition expert_;
-  std::array<std::vector<std::uint32_t>, static_cast<std::size_t>(GroupKind::kCount)> group_of_;
-  std::array<std::vector<std::uint32_t>, static_cast<std::size_t>(GroupKind::kCount)> index_of_;
+  std::array<std::vector<std::uint32_t>, static_cast<std::size_t>(Communicator::kCount)> group_of_;
+  std::array<std::vector<std::uint32_t>, static_cast<std::size_t>(Communicator::kCount)> index_of_;
   std::vector<std::uint32_t> offsets_ = {0};
   std::vector<int> members_;
-  std::vector<GroupKind> kinds_;
+  std::vector<Communicator> kinds_;
 };
 
 }  // namespace stepsim::workloads

@@ -102,11 +102,12 @@ class StageProgramGenerator {
     if (layout_.tp == 1) return after;
     if (sequence_parallel_) {
       return graph_.add_collective({OpName::kSpReduceScatter, phase, layer},
-                                   CollectiveKind::kReduceScatter, GroupKind::kTensor,
+                                   CollectiveKind::kReduceScatter, Communicator::kTensor,
                                    ParallelDim::kSp, activation_bytes_, {after});
     }
     return graph_.add_collective({OpName::kTpAllReduce, phase, layer}, CollectiveKind::kAllReduce,
-                                 GroupKind::kTensor, ParallelDim::kTp, activation_bytes_, {after});
+                                 Communicator::kTensor, ParallelDim::kTp, activation_bytes_,
+                                 {after});
   }
 
   // The AllGather SP needs before a column-parallel layer (or in the backward of a row-parallel
@@ -114,7 +115,8 @@ class StageProgramGenerator {
   OpIndex sp_gather(Phase phase, std::int64_t layer, OpIndex after) {
     if (!sequence_parallel_) return after;
     return graph_.add_collective({OpName::kSpAllGather, phase, layer}, CollectiveKind::kAllGather,
-                                 GroupKind::kTensor, ParallelDim::kSp, activation_bytes_, {after});
+                                 Communicator::kTensor, ParallelDim::kSp, activation_bytes_,
+                                 {after});
   }
 
   // Expert dispatch or combine; under skewed routing an AllToAllv with the dispatch pattern's
@@ -125,7 +127,7 @@ class StageProgramGenerator {
     return graph_.add_collective(
         {name, phase, layer},
         skewed_routing_ ? CollectiveKind::kAllToAllv : CollectiveKind::kAllToAll,
-        GroupKind::kExpert, ParallelDim::kEp, expert_all_to_all_bytes_, {after},
+        Communicator::kExpert, ParallelDim::kEp, expert_all_to_all_bytes_, {after},
         skewed_routing_ ? (dispatch_pattern ? 0u : 1u) : kNoMatrix);
   }
 
@@ -155,11 +157,11 @@ class StageProgramGenerator {
         shape_.tokens * model_.attn_out_width() / layout_.tp * shape_.element_bytes;
     const OpLabel exchange{OpName::kCpAllToAll, phase, layer};
     const OpIndex in =
-        graph_.add_collective(exchange, CollectiveKind::kAllToAll, GroupKind::kContext,
+        graph_.add_collective(exchange, CollectiveKind::kAllToAll, Communicator::kContext,
                               ParallelDim::kCp, backward ? out_bytes : qkv_bytes, {after, also});
     const OpIndex core =
         compute({OpName::kAttentionCore, phase, layer}, ComputeKind::kAttention, cost, {in});
-    return graph_.add_collective(exchange, CollectiveKind::kAllToAll, GroupKind::kContext,
+    return graph_.add_collective(exchange, CollectiveKind::kAllToAll, Communicator::kContext,
                                  ParallelDim::kCp, backward ? qkv_bytes : out_bytes, {core});
   }
 
@@ -180,8 +182,8 @@ class StageProgramGenerator {
     for (int j = 0; j + 1 < layout_.cp; ++j) {
       const std::int64_t tag = next_kv_tag_++;
       const OpIndex ready = j == 0 ? after : received;
-      graph_.add_send(exchange, GroupKind::kContext, +1, kv_bytes, tag, {ready});
-      received = graph_.add_receive(exchange, GroupKind::kContext, -1, kv_bytes, tag, {ready});
+      graph_.add_send(exchange, Communicator::kContext, +1, kv_bytes, tag, {ready});
+      received = graph_.add_receive(exchange, Communicator::kContext, -1, kv_bytes, tag, {ready});
       block = compute(core, ComputeKind::kAttention, block_cost, {received, block});
     }
     return block;
@@ -410,7 +412,7 @@ class StageProgramGenerator {
     const OpLabel transfer{OpName::kPpActivation, Phase::kForward, kNoLayer};
     Frontier cur;
     if (pass.receives()) {
-      cur.main = graph_.add_receive(transfer, GroupKind::kPipeline, -1, pipeline_bytes_,
+      cur.main = graph_.add_receive(transfer, Communicator::kPipeline, -1, pipeline_bytes_,
                                     pass.receive_tag(), {});
     } else {
       cur = embedding_forward();
@@ -422,7 +424,7 @@ class StageProgramGenerator {
     for (std::int64_t layer = pass.layer_begin; layer < pass.layer_end; ++layer)
       cur = layer_forward(layer, Phase::kForward, cur);
     if (pass.sends()) {
-      graph_.add_send(transfer, GroupKind::kPipeline, +1, pipeline_bytes_, pass.send_tag(),
+      graph_.add_send(transfer, Communicator::kPipeline, +1, pipeline_bytes_, pass.send_tag(),
                       {cur.main, cur.side});
     } else {
       head_forward(cur);
@@ -435,7 +437,7 @@ class StageProgramGenerator {
     const OpLabel transfer{OpName::kPpGradient, Phase::kBackward, kNoLayer};
     Frontier cur;
     if (pass.receives()) {
-      cur.main = graph_.add_receive(transfer, GroupKind::kPipeline, +1, pipeline_bytes_,
+      cur.main = graph_.add_receive(transfer, Communicator::kPipeline, +1, pipeline_bytes_,
                                     pass.receive_tag(), {});
     } else {
       cur = head_backward(cur);
@@ -443,7 +445,7 @@ class StageProgramGenerator {
     for (std::int64_t layer = pass.layer_end - 1; layer >= pass.layer_begin; --layer)
       cur = layer_backward(layer, cur);
     if (pass.sends()) {
-      graph_.add_send(transfer, GroupKind::kPipeline, -1, pipeline_bytes_, pass.send_tag(),
+      graph_.add_send(transfer, Communicator::kPipeline, -1, pipeline_bytes_, pass.send_tag(),
                       {cur.main, cur.side});
     } else {
       embedding_backward(cur);

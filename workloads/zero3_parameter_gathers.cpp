@@ -23,12 +23,12 @@ ParameterGathers Zero3ParameterGathers::gather(Phase phase, std::int64_t layer, 
   const OpLabel label{OpName::kZeroParamGather, phase, layer};
   const auto e = static_cast<double>(element_bytes_);
   if (dense_group_size_ > 1 && dense > 0) {
-    gathers.dense = graph_.add_collective(label, CollectiveKind::kAllGather, GroupKind::kData,
+    gathers.dense = graph_.add_collective(label, CollectiveKind::kAllGather, Communicator::kData,
                                           ParallelDim::kDp, std::llround(dense * e), {after});
   }
   if (expert_group_size_ > 1 && routed_experts > 0) {
     gathers.routed_experts =
-        graph_.add_collective(label, CollectiveKind::kAllGather, GroupKind::kExpertData,
+        graph_.add_collective(label, CollectiveKind::kAllGather, Communicator::kExpertData,
                               ParallelDim::kDp, std::llround(routed_experts * e), {after});
   }
   return gathers;

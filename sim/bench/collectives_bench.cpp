@@ -35,7 +35,7 @@ void BM_AllReduce(benchmark::State& state, const char* algo) {
   const Calibration calibration = calibrated_presets();
   const auto algorithm = builtin_algorithms().create(algo);
   Operation op;
-  op.kind = OpKind::kAllReduce;
+  op.kind = CollectiveKind::kAllReduce;
   op.size = Bytes(std::int64_t{1} << 30);
   double simulated = 0;
   std::size_t transfers = 0;

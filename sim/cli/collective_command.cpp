@@ -106,7 +106,7 @@ Command add_collective_command(CLI::App& app) {
   sub->add_flag("--json", options->json, "Print JSON rows instead of the table");
   return {
       sub, [options, sizes_option](Context& ctx) {
-        const OpKind kind = parse_op_kind(options->op);
+        const CollectiveKind kind = parse_collective_kind(options->op);
         const auto registry = builtin_algorithms();
         const auto algorithm = registry.create(options->algo);
         if (options->links != "calibrated" && options->links != "line-rate")
@@ -132,7 +132,7 @@ Command add_collective_command(CLI::App& app) {
         // AllToAllv: the per-pair sizes for each size of the sweep (the largest row sum).
         std::optional<AllToAllvMatrix> file_matrix;
         std::vector<Bytes> sweep = sizes;
-        if (kind == OpKind::kAllToAllv) {
+        if (kind == CollectiveKind::kAllToAllv) {
           if (options->matrix.empty() == !options->skew.has_value())
             throw InputError(
                 "--op alltoallv needs its per-pair sizes: --matrix FILE.csv (n x n sizes, row = "
@@ -147,7 +147,7 @@ Command add_collective_command(CLI::App& app) {
           throw InputError(fmt::format("--matrix and --skew apply to --op alltoallv, not --op {}",
                                        to_string(kind)));
         }
-        if (kind == OpKind::kSendRecv && n != 2)
+        if (kind == CollectiveKind::kSendRecv && n != 2)
           throw InputError(fmt::format("--op sendrecv runs between two ranks; --ranks gave {}", n));
         if (options->root >= n)
           throw InputError(fmt::format("--root {}: the group has {} ranks", options->root, n));
@@ -184,7 +184,7 @@ Command add_collective_command(CLI::App& app) {
           Operation op;
           op.kind = kind;
           op.size = size;
-          if (kind == OpKind::kAllToAllv) {
+          if (kind == CollectiveKind::kAllToAllv) {
             const AllToAllvMatrix m = file_matrix
                                           ? scale_alltoallv_matrix(*file_matrix, size)
                                           : skewed_alltoallv_matrix(n, size, *options->skew);

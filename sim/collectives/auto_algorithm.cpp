@@ -73,24 +73,24 @@ class AutoAlgorithm final : public Algorithm {
     const std::uint32_t n = group.size;
     const bool large_ring = n > kStepByStepRanks;
     switch (op.kind) {
-      case OpKind::kAllToAll:
-      case OpKind::kAllToAllv:
-      case OpKind::kSendRecv:
+      case CollectiveKind::kAllToAll:
+      case CollectiveKind::kAllToAllv:
+      case CollectiveKind::kSendRecv:
         return get("direct");
-      case OpKind::kBroadcast:
-      case OpKind::kReduce:
+      case CollectiveKind::kBroadcast:
+      case CollectiveKind::kReduce:
         return get(large_ring ? "ring-fluid" : "ring");
       default:
         break;
     }
     const std::uint32_t domains = group.num_domains();
-    if (op.kind == OpKind::kAllReduce && group.in_switch_reduction && domains == 1 &&
+    if (op.kind == CollectiveKind::kAllReduce && group.in_switch_reduction && domains == 1 &&
         op.size.count() >= kInSwitchMinBytes)
       return get("in-switch");
     if (group.mesh && (group.mesh->dimensions() >= 2 || n > 2)) return get("mesh");
     const bool power_of_two = std::has_single_bit(n);
     if (n > 2 && op.size.count() / n <= kLatencyBoundBytesPerRank &&
-        (op.kind == OpKind::kAllReduce || power_of_two))
+        (op.kind == CollectiveKind::kAllReduce || power_of_two))
       return get("halving-doubling");
     const auto per_domain = group.uniform_domain_size();
     if (domains >= 2 && per_domain && *per_domain >= 2 && large_ring)

@@ -21,12 +21,13 @@ class DirectAlgorithm final : public Algorithm {
 
   std::optional<std::string> unsupported(const Operation& op,
                                          const GroupShape& group) const override {
-    if (op.kind == OpKind::kAllToAllv && op.matrix.size() != std::size_t{group.size} * group.size)
+    if (op.kind == CollectiveKind::kAllToAllv &&
+        op.matrix.size() != std::size_t{group.size} * group.size)
       return "alltoallv needs an n x n size matrix (" + std::to_string(group.size) + " x " +
              std::to_string(group.size) + ")";
-    if ((op.kind == OpKind::kBroadcast || op.kind == OpKind::kReduce ||
-         op.kind == OpKind::kSendRecv) &&
-        (op.root >= group.size || (op.kind == OpKind::kSendRecv && op.peer >= group.size)))
+    if ((op.kind == CollectiveKind::kBroadcast || op.kind == CollectiveKind::kReduce ||
+         op.kind == CollectiveKind::kSendRecv) &&
+        (op.root >= group.size || (op.kind == CollectiveKind::kSendRecv && op.peer >= group.size)))
       return "root or peer beyond the group of " + std::to_string(group.size);
     return std::nullopt;
   }
@@ -37,8 +38,9 @@ class DirectAlgorithm final : public Algorithm {
     const std::uint32_t n = group.size;
     PlanBuilder builder;
     Frontier frontier(n);
-    const bool point_to_point = op.kind == OpKind::kAllToAll || op.kind == OpKind::kAllToAllv ||
-                                op.kind == OpKind::kSendRecv;
+    const bool point_to_point = op.kind == CollectiveKind::kAllToAll ||
+                                op.kind == CollectiveKind::kAllToAllv ||
+                                op.kind == CollectiveKind::kSendRecv;
     std::optional<PxnRelays> relays;
     if (options.pxn && point_to_point) relays.emplace(group);
     auto send = [&](std::uint32_t from, std::uint32_t to, Bytes bytes) {
@@ -55,39 +57,39 @@ class DirectAlgorithm final : public Algorithm {
         for (std::uint32_t j = 0; j < n; ++j) {
           if (i == j) continue;
           const Bytes b = bytes_of(i, j);
-          if (op.kind == OpKind::kAllToAllv && b.count() == 0) continue;
+          if (op.kind == CollectiveKind::kAllToAllv && b.count() == 0) continue;
           received[j].push_back(send(i, j, b));
         }
       for (std::uint32_t j = 0; j < n; ++j)
         frontier.set_all(builder, j, received[j]);
     };
     switch (op.kind) {
-      case OpKind::kAllToAll:
+      case CollectiveKind::kAllToAll:
         all_pairs([&](std::uint32_t, std::uint32_t j) { return detail::share(op.size, n, j); });
         break;
-      case OpKind::kAllToAllv:
+      case CollectiveKind::kAllToAllv:
         all_pairs(
             [&](std::uint32_t i, std::uint32_t j) { return op.matrix[std::size_t{i} * n + j]; });
         break;
-      case OpKind::kAllGather:
+      case CollectiveKind::kAllGather:
         all_pairs([&](std::uint32_t i, std::uint32_t) { return detail::share(op.size, n, i); });
         break;
-      case OpKind::kReduceScatter:
+      case CollectiveKind::kReduceScatter:
         all_pairs([&](std::uint32_t, std::uint32_t j) { return detail::share(op.size, n, j); });
         break;
-      case OpKind::kAllReduce:
+      case CollectiveKind::kAllReduce:
         all_pairs([&](std::uint32_t, std::uint32_t j) { return detail::share(op.size, n, j); });
         all_pairs([&](std::uint32_t i, std::uint32_t) { return detail::share(op.size, n, i); });
         break;
-      case OpKind::kBroadcast:
+      case CollectiveKind::kBroadcast:
         for (std::uint32_t j = 0; j < n; ++j)
           if (j != op.root) send(op.root, j, op.size);
         break;
-      case OpKind::kReduce:
+      case CollectiveKind::kReduce:
         for (std::uint32_t i = 0; i < n; ++i)
           if (i != op.root) send(i, op.root, op.size);
         break;
-      case OpKind::kSendRecv:
+      case CollectiveKind::kSendRecv:
         if (op.root != op.peer) send(op.root, op.peer, op.size);
         break;
     }

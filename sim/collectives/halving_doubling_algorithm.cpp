@@ -21,8 +21,8 @@ class HalvingDoublingAlgorithm final : public Algorithm {
 
   std::optional<std::string> unsupported(const Operation& op,
                                          const GroupShape& group) const override {
-    if (op.kind == OpKind::kAllReduce) return std::nullopt;
-    if (op.kind == OpKind::kAllGather || op.kind == OpKind::kReduceScatter) {
+    if (op.kind == CollectiveKind::kAllReduce) return std::nullopt;
+    if (op.kind == CollectiveKind::kAllGather || op.kind == CollectiveKind::kReduceScatter) {
       if (std::has_single_bit(group.size)) return std::nullopt;
       return std::string(to_string(op.kind)) + " by halving-doubling needs a power-of-two group (" +
              std::to_string(group.size) + " ranks)";
@@ -73,8 +73,8 @@ class HalvingDoublingAlgorithm final : public Algorithm {
       for (std::uint32_t j = 0; j < p; ++j)
         frontier.set(active(j), received[j]);
     };
-    const bool reduce = op.kind != OpKind::kAllGather;
-    const bool gather = op.kind != OpKind::kReduceScatter;
+    const bool reduce = op.kind != CollectiveKind::kAllGather;
+    const bool gather = op.kind != CollectiveKind::kReduceScatter;
     if (reduce)  // recursive halving: distances p/2 ... 1, halves S/2 ... S/p
       for (std::uint32_t j = 0; j < k; ++j)
         exchange_step(p >> (j + 1), Bytes(S.count() >> (j + 1)));

@@ -38,13 +38,13 @@ struct Phase {
   RingPhase ring_phase;
 };
 
-std::vector<Phase> phases_of(OpKind kind) {
+std::vector<Phase> phases_of(CollectiveKind kind) {
   switch (kind) {
-    case OpKind::kAllReduce:
+    case CollectiveKind::kAllReduce:
       return {{true, RingPhase::kReduceScatter},
               {false, RingPhase::kAllReduce},
               {true, RingPhase::kAllGather}};
-    case OpKind::kAllGather:
+    case CollectiveKind::kAllGather:
       return {{false, RingPhase::kAllGather}, {true, RingPhase::kAllGather}};
     default:  // ReduceScatter
       return {{true, RingPhase::kReduceScatter}, {false, RingPhase::kReduceScatter}};
@@ -61,8 +61,8 @@ class HierarchicalAlgorithm final : public Algorithm {
 
   std::optional<std::string> unsupported(const Operation& op,
                                          const GroupShape& group) const override {
-    if (op.kind != OpKind::kAllReduce && op.kind != OpKind::kAllGather &&
-        op.kind != OpKind::kReduceScatter)
+    if (op.kind != CollectiveKind::kAllReduce && op.kind != CollectiveKind::kAllGather &&
+        op.kind != CollectiveKind::kReduceScatter)
       return std::string(to_string(op.kind)) + " has no hierarchical form";
     if (group.num_domains() < 2) return "the group lies in one scale-up domain (use 'ring')";
     if (!group.uniform_domain_size())

@@ -19,8 +19,8 @@ class InSwitchAlgorithm final : public Algorithm {
 
   std::optional<std::string> unsupported(const Operation& op,
                                          const GroupShape& group) const override {
-    if (op.kind != OpKind::kAllReduce && op.kind != OpKind::kAllGather &&
-        op.kind != OpKind::kReduceScatter)
+    if (op.kind != CollectiveKind::kAllReduce && op.kind != CollectiveKind::kAllGather &&
+        op.kind != CollectiveKind::kReduceScatter)
       return std::string(to_string(op.kind)) + " has no in-switch form";
     if (!group.in_switch_reduction)
       return "no switch that reduces in the network (NVLS/SHARP) spans the whole group";
@@ -37,11 +37,11 @@ class InSwitchAlgorithm final : public Algorithm {
       const Bytes own = detail::share(op.size, n, i);
       Bytes up, down;
       switch (op.kind) {
-        case OpKind::kAllReduce:
+        case CollectiveKind::kAllReduce:
           up = op.size + own;
           down = own + op.size;
           break;
-        case OpKind::kReduceScatter:
+        case CollectiveKind::kReduceScatter:
           up = op.size;
           down = own;
           break;

@@ -160,8 +160,8 @@ class MeshAlgorithm final : public Algorithm {
 
   std::optional<std::string> unsupported(const Operation& op,
                                          const GroupShape& group) const override {
-    if (op.kind != OpKind::kAllReduce && op.kind != OpKind::kAllGather &&
-        op.kind != OpKind::kReduceScatter)
+    if (op.kind != CollectiveKind::kAllReduce && op.kind != CollectiveKind::kAllGather &&
+        op.kind != CollectiveKind::kReduceScatter)
       return std::string(to_string(op.kind)) + " has no mesh form (use 'direct')";
     if (!group.mesh)
       return "the group is not a full mesh (a grid whose every line is a clique of direct links "
@@ -178,8 +178,8 @@ class MeshAlgorithm final : public Algorithm {
     std::vector<Lines> lines(d);
     for (std::uint32_t k = 0; k < d; ++k)
       lines[k] = mesh.lines(k);
-    const bool reduce = op.kind != OpKind::kAllGather;
-    const bool all_gather = op.kind != OpKind::kReduceScatter;
+    const bool reduce = op.kind != CollectiveKind::kAllGather;
+    const bool all_gather = op.kind != CollectiveKind::kReduceScatter;
     // Per part and phase, every member sends sum(a_k - 1) transfers and joins once per dimension.
     const std::size_t links =
         std::accumulate(mesh.sizes.begin(), mesh.sizes.end(), std::size_t{0},

@@ -14,39 +14,23 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/common/collective_kind.hpp"
 #include "sim/common/units.hpp"
 
 namespace stepsim::collectives {
 
-enum class OpKind : std::uint8_t {
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kAllToAll,
-  kAllToAllv,
-  kBroadcast,
-  kReduce,
-  kSendRecv,
-};
-
-// "allreduce", "allgather", "reducescatter", "alltoall", "alltoallv", "broadcast", "reduce",
-// "sendrecv".
-std::string_view to_string(OpKind kind);
-// The names above (case-insensitive; "all_reduce", "all-reduce" also accepted). Throws InputError
-// naming the bad text and the closest name.
-OpKind parse_op_kind(std::string_view text);
-std::vector<std::string> op_kind_names();
+// The operation's kind is the shared CollectiveKind (sim/common/collective_kind.hpp).
 
 // nccl-tests' bus bandwidth factor: busbw = algbw x factor. 2(n-1)/n for AllReduce, (n-1)/n for
 // AllGather, ReduceScatter, AllToAll(v); 1 for Broadcast, Reduce and Send/Recv.
-double bus_bandwidth_factor(OpKind kind, std::size_t ranks);
+double bus_bandwidth_factor(CollectiveKind kind, std::size_t ranks);
 
 // Per-rank element count nccl-tests prints in its "count" column for `size` bytes of `type_bytes`
 // elements (AllGather and ReduceScatter print the per-rank count, S/n).
-std::int64_t nccl_tests_count(OpKind kind, Bytes size, std::size_t ranks, int type_bytes);
+std::int64_t nccl_tests_count(CollectiveKind kind, Bytes size, std::size_t ranks, int type_bytes);
 
 struct Operation {
-  OpKind kind = OpKind::kAllReduce;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
   Bytes size;
   std::uint32_t root = 0;  // Broadcast / Reduce root; Send/Recv sender (group member index)
   std::uint32_t peer = 1;  // Send/Recv receiver (group member index)

@@ -46,8 +46,9 @@ void PlanBuilder::reserve(std::size_t transfers, std::size_t deps) {
   plan_.deps_.reserve(deps);
 }
 
-Reduction member_reduction(OpKind kind) {
-  return kind == OpKind::kAllReduce || kind == OpKind::kReduceScatter || kind == OpKind::kReduce
+Reduction member_reduction(CollectiveKind kind) {
+  return kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter ||
+                 kind == CollectiveKind::kReduce
              ? Reduction::kByMembers
              : Reduction::kNone;
 }

@@ -78,7 +78,7 @@ enum class Reduction : std::uint8_t {
   kByMembers,  // the receiving members reduce
 };
 // kByMembers for AllReduce, ReduceScatter and Reduce.
-Reduction member_reduction(OpKind kind);
+Reduction member_reduction(CollectiveKind kind);
 
 class Plan {
  public:

@@ -38,7 +38,7 @@ BytesPerSecond egress(const Topology& t, NodeId accelerator, Keep keep) {
   return BytesPerSecond(sum);
 }
 
-BytesPerSecond busbw(CollectiveSession& session, const Algorithm& algorithm, OpKind kind,
+BytesPerSecond busbw(CollectiveSession& session, const Algorithm& algorithm, CollectiveKind kind,
                      Bytes size, const Placement& placement, const PlanOptions& options) {
   Operation op;
   op.kind = kind;
@@ -59,10 +59,10 @@ ReachCheck run_check(const Topology& t, std::string tier, const std::vector<std:
   const auto algorithm = registry.create("auto");
   const Placement placement = place_group(t, ranks);
   CollectiveSession session(t, calibration);
-  check.allreduce_busbw = busbw(session, *algorithm, OpKind::kAllReduce, options.size, placement,
-                                calibration.plan_options());
-  check.alltoall_busbw = busbw(session, *algorithm, OpKind::kAllToAll, options.size, placement,
-                               calibration.plan_options());
+  check.allreduce_busbw = busbw(session, *algorithm, CollectiveKind::kAllReduce, options.size,
+                                placement, calibration.plan_options());
+  check.alltoall_busbw = busbw(session, *algorithm, CollectiveKind::kAllToAll, options.size,
+                               placement, calibration.plan_options());
   return check;
 }
 

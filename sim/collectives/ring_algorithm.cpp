@@ -20,11 +20,11 @@ class RingAlgorithm final : public Algorithm {
 
   std::optional<std::string> unsupported(const Operation& op, const GroupShape&) const override {
     switch (op.kind) {
-      case OpKind::kAllReduce:
-      case OpKind::kAllGather:
-      case OpKind::kReduceScatter:
-      case OpKind::kBroadcast:
-      case OpKind::kReduce:
+      case CollectiveKind::kAllReduce:
+      case CollectiveKind::kAllGather:
+      case CollectiveKind::kReduceScatter:
+      case CollectiveKind::kBroadcast:
+      case CollectiveKind::kReduce:
         return std::nullopt;
       default:
         return std::string(to_string(op.kind)) + " is not a ring operation (use 'direct')";
@@ -41,19 +41,19 @@ class RingAlgorithm final : public Algorithm {
       bytes[c] = detail::share(op.size, channels, c);
     PlanBuilder builder;
     Frontier frontier(group.size);
-    if (op.kind == OpKind::kBroadcast || op.kind == OpKind::kReduce) {
+    if (op.kind == CollectiveKind::kBroadcast || op.kind == CollectiveKind::kReduce) {
       for (auto& ring : rings)  // each chain starts at the root
         std::rotate(ring.begin(), std::find(ring.begin(), ring.end(), op.root), ring.end());
-      const bool toward_root = op.kind == OpKind::kReduce;
+      const bool toward_root = op.kind == CollectiveKind::kReduce;
       if (fluid_)
         detail::emit_chain_fluid(builder, rings, bytes, toward_root, options, frontier);
       else
         detail::emit_chain_steps(builder, rings, bytes, toward_root, options, frontier);
       return std::move(builder).finish(member_reduction(op.kind));
     }
-    const auto phase = op.kind == OpKind::kAllReduce   ? detail::RingPhase::kAllReduce
-                       : op.kind == OpKind::kAllGather ? detail::RingPhase::kAllGather
-                                                       : detail::RingPhase::kReduceScatter;
+    const auto phase = op.kind == CollectiveKind::kAllReduce   ? detail::RingPhase::kAllReduce
+                       : op.kind == CollectiveKind::kAllGather ? detail::RingPhase::kAllGather
+                                                               : detail::RingPhase::kReduceScatter;
     if (fluid_)
       detail::emit_ring_fluid(builder, rings, bytes, phase, options, frontier);
     else

@@ -33,7 +33,7 @@ class TreeAlgorithm final : public Algorithm {
   std::string_view name() const override { return "tree"; }
 
   std::optional<std::string> unsupported(const Operation& op, const GroupShape&) const override {
-    if (op.kind != OpKind::kAllReduce) return "the double binary tree runs AllReduce only";
+    if (op.kind != CollectiveKind::kAllReduce) return "the double binary tree runs AllReduce only";
     return std::nullopt;
   }
 

@@ -17,7 +17,6 @@
 namespace stepsim::executor {
 namespace {
 
-using workloads::CollectiveKind;
 using workloads::Op;
 using workloads::OpKind;
 using workloads::ParallelDim;
@@ -39,30 +38,6 @@ struct Interval {
   Time end;
   std::uint8_t category;
 };
-
-collectives::OpKind to_collective(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      return collectives::OpKind::kAllReduce;
-    case CollectiveKind::kAllGather:
-      return collectives::OpKind::kAllGather;
-    case CollectiveKind::kReduceScatter:
-      return collectives::OpKind::kReduceScatter;
-    case CollectiveKind::kAllToAll:
-      return collectives::OpKind::kAllToAll;
-    case CollectiveKind::kAllToAllv:
-      return collectives::OpKind::kAllToAllv;
-    case CollectiveKind::kBroadcast:
-      return collectives::OpKind::kBroadcast;
-    case CollectiveKind::kReduce:
-      return collectives::OpKind::kReduce;
-    case CollectiveKind::kSend:
-    case CollectiveKind::kRecv:
-    case CollectiveKind::kNone:
-      break;
-  }
-  return collectives::OpKind::kSendRecv;
-}
 
 std::size_t dim_index(ParallelDim d) {
   return static_cast<std::size_t>(d);
@@ -490,9 +465,9 @@ class Executor::Impl {
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second;
     collectives::Operation operation;
-    operation.kind = to_collective(op.collective);
+    operation.kind = op.collective;
     operation.size = Bytes(op.bytes);
-    if (operation.kind == collectives::OpKind::kAllToAllv) {
+    if (operation.kind == CollectiveKind::kAllToAllv) {
       const auto& matrix = workload_.traffic_matrix(op.matrix);
       operation.matrix.reserve(matrix.size());
       std::int64_t largest_row = 0;
@@ -526,7 +501,7 @@ class Executor::Impl {
     auto it = transfer_plans_.find(bytes.count());
     if (it != transfer_plans_.end()) return it->second;
     collectives::Operation operation;
-    operation.kind = collectives::OpKind::kSendRecv;
+    operation.kind = CollectiveKind::kSendRecv;
     operation.size = bytes;
     operation.root = 0;
     operation.peer = 1;

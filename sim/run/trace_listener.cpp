@@ -91,7 +91,7 @@ void TraceListener::on_op(const executor::OpRecord& rec) {
   std::vector<output::TraceArg> args{{"layer", std::int64_t{op.layer}},
                                      {"micro_batch", std::int64_t{op.micro_batch}},
                                      {"bytes", op.bytes},
-                                     {"collective", workloads::to_string(op.collective)}};
+                                     {"collective", to_string(op.collective)}};
   if (rec.algorithm != nullptr && *rec.algorithm != '\0') {
     args.push_back({"algorithm", std::string_view(rec.algorithm)});
   }

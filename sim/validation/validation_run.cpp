@@ -26,7 +26,7 @@ double simulate_collective(const CollectiveSetup& s, Measure measure, std::strin
   const auto registry = builtin_algorithms();
   const auto algorithm = registry.create(s.algorithm);
   Operation op;
-  op.kind = parse_op_kind(s.op);
+  op.kind = parse_collective_kind(s.op);
   op.size = s.size;
   if (auto why = algorithm->unsupported(op, shape))
     throw InputError(fmt::format("algorithm {} cannot run {} on {} ranks of {}: {}", s.algorithm,

@@ -18,7 +18,7 @@ struct Measured {
 };
 
 Measured measure(const topology::Topology& topo, std::uint32_t ranks, std::string_view algo,
-                 OpKind kind, std::int64_t bytes) {
+                 CollectiveKind kind, std::int64_t bytes) {
   const Calibration calibration = calibrated_presets();
   CollectiveSession session(topo, calibration);
   std::vector<std::uint32_t> members(ranks);
@@ -36,19 +36,21 @@ Measured measure(const topology::Topology& topo, std::uint32_t ranks, std::strin
 
 TEST(Calibration, H100RingAllReduceBusbwIs370) {
   // single_node "8x H100 SXM, NVLink4/NVSwitch" allreduce ring, large: busbw 370 GB/s (gtc24).
-  const auto m = measure(testing::preset("dgx-h100"), 8, "ring", OpKind::kAllReduce, 4 * kGiB);
+  const auto m =
+      measure(testing::preset("dgx-h100"), 8, "ring", CollectiveKind::kAllReduce, 4 * kGiB);
   EXPECT_NEAR(m.busbw_gbps, 370.0, 370.0 * 0.05);
 }
 
 TEST(Calibration, H100NvlsAllReduceBusbwIs480) {
   // single_node "8x H100 SXM" allreduce nvls, large: busbw 480 GB/s (gtc24).
-  const auto m = measure(testing::preset("dgx-h100"), 8, "in-switch", OpKind::kAllReduce, 4 * kGiB);
+  const auto m =
+      measure(testing::preset("dgx-h100"), 8, "in-switch", CollectiveKind::kAllReduce, 4 * kGiB);
   EXPECT_NEAR(m.busbw_gbps, 480.0, 480.0 * 0.05);
 }
 
 TEST(Calibration, A100RingAllReduceBusbwIs232) {
   // single_node "8x A100 SXM, NVLink3/NVSwitch" allreduce ring: busbw 232 GB/s (gtc24).
-  const auto m = measure(testing::preset("dgx-a100"), 8, "ring", OpKind::kAllReduce, kGiB);
+  const auto m = measure(testing::preset("dgx-a100"), 8, "ring", CollectiveKind::kAllReduce, kGiB);
   EXPECT_NEAR(m.busbw_gbps, 232.0, 232.0 * 0.05);
 }
 
@@ -57,13 +59,15 @@ TEST(Calibration, A100CopiesRunAboveItsReductions) {
   // allreduce (231.45): the copy-only operations get NVLink3's effective 254.1 GB/s, the
   // reducing ones the A100's reduction throughput, 232 GB/s (single_node 8x A100 ring, gtc24).
   const auto topo = testing::preset("dgx-a100");
-  EXPECT_NEAR(measure(topo, 8, "ring", OpKind::kAllGather, kGiB).busbw_gbps, 253.59, 253.59 * 0.05);
-  EXPECT_NEAR(measure(topo, 8, "direct", OpKind::kAllToAll, kGiB).busbw_gbps, 254.69,
+  EXPECT_NEAR(measure(topo, 8, "ring", CollectiveKind::kAllGather, kGiB).busbw_gbps, 253.59,
+              253.59 * 0.05);
+  EXPECT_NEAR(measure(topo, 8, "direct", CollectiveKind::kAllToAll, kGiB).busbw_gbps, 254.69,
               254.69 * 0.05);
-  EXPECT_NEAR(measure(topo, 8, "ring", OpKind::kAllReduce, kGiB).busbw_gbps, 231.45, 231.45 * 0.05);
+  EXPECT_NEAR(measure(topo, 8, "ring", CollectiveKind::kAllReduce, kGiB).busbw_gbps, 231.45,
+              231.45 * 0.05);
   // ReduceScatter reduces too: a fluid ring moves (n-1)/n S per edge, bound by 232 GB/s, so its
   // busbw is 232 less the latencies (~1%).
-  const auto rs = measure(topo, 8, "ring-fluid", OpKind::kReduceScatter, 4 * kGiB);
+  const auto rs = measure(topo, 8, "ring-fluid", CollectiveKind::kReduceScatter, 4 * kGiB);
   EXPECT_LT(rs.busbw_gbps, 232.0);
   EXPECT_GT(rs.busbw_gbps, 232.0 * 0.98);
 }
@@ -75,11 +79,11 @@ TEST(Calibration, ReductionsIntoOneA100ShareItsReductionThroughput) {
   // 1 GiB / 116 GB/s = 9.256 ms. A Broadcast of the same size (copies) from rank 0 to ranks 1
   // and 2 shares rank 0's NVLink egress instead: 1 GiB / 127.05 GB/s = 8.451 ms.
   const auto topo = testing::preset("dgx-a100");
-  const auto reduce = measure(topo, 3, "direct", OpKind::kReduce, kGiB);
+  const auto reduce = measure(topo, 3, "direct", CollectiveKind::kReduce, kGiB);
   const double reduce_drain = static_cast<double>(kGiB) / 116e9;
   EXPECT_GT(reduce.seconds, reduce_drain);
   EXPECT_LT(reduce.seconds, reduce_drain + 20e-6);  // calibrated latencies: ~9 us
-  const auto broadcast = measure(topo, 3, "direct", OpKind::kBroadcast, kGiB);
+  const auto broadcast = measure(topo, 3, "direct", CollectiveKind::kBroadcast, kGiB);
   const double broadcast_drain = static_cast<double>(kGiB) / 127.05e9;
   EXPECT_GT(broadcast.seconds, broadcast_drain);
   EXPECT_LT(broadcast.seconds, broadcast_drain + 20e-6);
@@ -88,8 +92,8 @@ TEST(Calibration, ReductionsIntoOneA100ShareItsReductionThroughput) {
 TEST(Calibration, H100HasNoReductionBound) {
   // On NVLink4 the published AllReduce ring (370) is not below the AllGather (361.4, H200), so
   // H100 has no reduction link: the reducing ring runs at NVLink4's effective 370 GB/s.
-  const auto m =
-      measure(testing::preset("dgx-h100"), 8, "ring-fluid", OpKind::kReduceScatter, 4 * kGiB);
+  const auto m = measure(testing::preset("dgx-h100"), 8, "ring-fluid",
+                         CollectiveKind::kReduceScatter, 4 * kGiB);
   EXPECT_GT(m.busbw_gbps, 370.0 * 0.98);
 }
 
@@ -98,9 +102,9 @@ TEST(Calibration, TwoA100NodesMatchNdmv4) {
   // have the same NVLink3 and HDR NICs): allreduce busbw 183.82, allgather 177.05 GB/s. The ring
   // runs 8 channels, so every NIC carries one ring: NIC-bound at 8 x 24 GB/s = 192.
   const auto topo = testing::preset("selene", "{nodes: 2}");
-  const auto ar = measure(topo, 16, "ring", OpKind::kAllReduce, kGiB);
+  const auto ar = measure(topo, 16, "ring", CollectiveKind::kAllReduce, kGiB);
   EXPECT_NEAR(ar.busbw_gbps, 183.82, 183.82 * 0.10);
-  const auto ag = measure(topo, 16, "ring", OpKind::kAllGather, kGiB);
+  const auto ag = measure(topo, 16, "ring", CollectiveKind::kAllGather, kGiB);
   EXPECT_NEAR(ag.busbw_gbps, 177.05, 177.05 * 0.10);
 }
 
@@ -110,7 +114,7 @@ TEST(Calibration, CrossNodeAllToAllIsNicBound) {
   // 15/16 · 48 = 45 GB/s (the data file's note: about N/(N-1) x NIC bandwidth, N = 2 nodes, times
   // nccl-tests' (n-1)/n). Published ndmv4 figure: 37.80 GB/s; docs/collectives.md reports the gap.
   const auto topo = testing::preset("selene", "{nodes: 2}");
-  const auto m = measure(topo, 16, "direct", OpKind::kAllToAll, kGiB);
+  const auto m = measure(topo, 16, "direct", CollectiveKind::kAllToAll, kGiB);
   const double nic_bound = static_cast<double>(kGiB) / 2 / 24e9;
   EXPECT_NEAR(m.seconds, nic_bound, nic_bound * 0.01);
 }

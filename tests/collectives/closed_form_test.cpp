@@ -26,7 +26,7 @@ PlanOptions options() {
   return o;
 }
 
-double simulate(const topology::Topology& topo, std::string_view algo, OpKind kind,
+double simulate(const topology::Topology& topo, std::string_view algo, CollectiveKind kind,
                 PlanOptions plan_options = options()) {
   CollectiveSession session(topo, line_rate_presets());
   std::vector<std::uint32_t> ranks;
@@ -54,22 +54,22 @@ TEST(ClosedForm, RingAllReduceStepByStepAndFluid) {
   // chunking does not change the uncontended time.
   const double expected = o + 2 * (n - 1) * a_star + 2 * (n - 1) / n * kS / B;
   const auto topo = testing::star(kN, kB, kL);
-  expect_close(simulate(topo, "ring", OpKind::kAllReduce), expected);
-  expect_close(simulate(topo, "ring-fluid", OpKind::kAllReduce), expected);
+  expect_close(simulate(topo, "ring", CollectiveKind::kAllReduce), expected);
+  expect_close(simulate(topo, "ring-fluid", CollectiveKind::kAllReduce), expected);
 }
 
 TEST(ClosedForm, RingAllGatherAndReduceScatter) {
   // o + (n-1)·a + (n-1)/n·S/B.
   const double expected = o + (n - 1) * a_star + (n - 1) / n * kS / B;
   const auto topo = testing::star(kN, kB, kL);
-  expect_close(simulate(topo, "ring", OpKind::kAllGather), expected);
-  expect_close(simulate(topo, "ring-fluid", OpKind::kReduceScatter), expected);
+  expect_close(simulate(topo, "ring", CollectiveKind::kAllGather), expected);
+  expect_close(simulate(topo, "ring-fluid", CollectiveKind::kReduceScatter), expected);
 }
 
 TEST(ClosedForm, HalvingDoublingAllReduce) {
   // n = 2^k: o + 2k·a + 2(n-1)/n·S/B (Thakur, Rabenseifner & Gropp 2005).
   const double expected = o + 2 * 3 * a_star + 2 * (n - 1) / n * kS / B;
-  expect_close(simulate(testing::star(kN, kB, kL), "halving-doubling", OpKind::kAllReduce),
+  expect_close(simulate(testing::star(kN, kB, kL), "halving-doubling", CollectiveKind::kAllReduce),
                expected);
 }
 
@@ -77,20 +77,20 @@ TEST(ClosedForm, HalvingDoublingNonPowerOfTwo) {
   // n = 6 = 4 + 2: a pre- and a post-step moving S each, around the p = 4 core:
   // o + 2(a + S/B) + 2·2·a + 2·3/4·S/B.
   const double expected = o + 2 * (a_star + kS / B) + 4 * a_star + 1.5 * kS / B;
-  expect_close(simulate(testing::star(6, kB, kL), "halving-doubling", OpKind::kAllReduce),
+  expect_close(simulate(testing::star(6, kB, kL), "halving-doubling", CollectiveKind::kAllReduce),
                expected);
 }
 
 TEST(ClosedForm, DirectAllToAll) {
   // Each rank's link carries n-1 flows of S/n at once: o + a + (n-1)/n·S/B.
   const double expected = o + a_star + (n - 1) / n * kS / B;
-  expect_close(simulate(testing::star(kN, kB, kL), "direct", OpKind::kAllToAll), expected);
+  expect_close(simulate(testing::star(kN, kB, kL), "direct", CollectiveKind::kAllToAll), expected);
 }
 
 TEST(ClosedForm, DirectAllReduce) {
   // A direct reduce-scatter, then a direct all-gather: o + 2a + 2(n-1)/n·S/B.
   const double expected = o + 2 * a_star + 2 * (n - 1) / n * kS / B;
-  expect_close(simulate(testing::star(kN, kB, kL), "direct", OpKind::kAllReduce), expected);
+  expect_close(simulate(testing::star(kN, kB, kL), "direct", CollectiveKind::kAllReduce), expected);
 }
 
 TEST(ClosedForm, DoubleBinaryTreeIsPipelined) {
@@ -102,7 +102,8 @@ TEST(ClosedForm, DoubleBinaryTreeIsPipelined) {
   o4.chunk_size = Bytes(static_cast<std::int64_t>(kS / 8));
   const double C = 4, d = 3;
   const double expected = o + (2 * d + C - 1) * (a_mesh + kS / (2 * C * B));
-  expect_close(simulate(testing::mesh(kN, kB, kL), "tree", OpKind::kAllReduce, o4), expected);
+  expect_close(simulate(testing::mesh(kN, kB, kL), "tree", CollectiveKind::kAllReduce, o4),
+               expected);
 }
 
 TEST(ClosedForm, BroadcastChainIsPipelined) {
@@ -112,8 +113,8 @@ TEST(ClosedForm, BroadcastChainIsPipelined) {
   const double steps = o + (n - 1 + C - 1) * (a_star + kS / (C * B));
   const double fluid = o + (n - 1) * a_star + kS / B;
   const auto topo = testing::star(kN, kB, kL);
-  expect_close(simulate(topo, "ring", OpKind::kBroadcast), steps);
-  expect_close(simulate(topo, "ring-fluid", OpKind::kBroadcast), fluid);
+  expect_close(simulate(topo, "ring", CollectiveKind::kBroadcast), steps);
+  expect_close(simulate(topo, "ring-fluid", CollectiveKind::kBroadcast), fluid);
 }
 
 TEST(ClosedForm, InSwitchAllReduce) {
@@ -121,7 +122,7 @@ TEST(ClosedForm, InSwitchAllReduce) {
   // and the result crosses it twice (up, down): o + step + 2L + (1 + 1/n)·S/B (line rate: no
   // in-switch overhead without calibration).
   const double expected = o + kStep.seconds() + 2 * kL.seconds() + (1 + 1 / n) * kS / B;
-  expect_close(simulate(testing::star(kN, kB, kL, true), "in-switch", OpKind::kAllReduce),
+  expect_close(simulate(testing::star(kN, kB, kL, true), "in-switch", CollectiveKind::kAllReduce),
                expected);
 }
 
@@ -139,11 +140,12 @@ TEST(ClosedForm, HierarchicalAllReducePhaseAfterPhase) {
   const double expected =
       o + 2 * ((m - 1) * (a + 2 * L) + X / B) + 2 * (D - 1) * (a + 4 * L) + Y / B_out.value();
   const auto topo = testing::two_level(kDomains, kN, kB, B_out, kL);
-  expect_close(simulate(topo, "hierarchical", OpKind::kAllReduce), expected);
+  expect_close(simulate(topo, "hierarchical", CollectiveKind::kAllReduce), expected);
   // Pipelined with one chunk (a shard of S/m no larger than chunk_size) is the same plan.
   PlanOptions one_chunk = options();
   one_chunk.chunk_size = Bytes(static_cast<std::int64_t>(kS / m));
-  expect_close(simulate(topo, "hierarchical-pipelined", OpKind::kAllReduce, one_chunk), expected);
+  expect_close(simulate(topo, "hierarchical-pipelined", CollectiveKind::kAllReduce, one_chunk),
+               expected);
 }
 
 // Zero latencies, so that only the overlap of the phases is left. P = (S/m) / chunk_size = 8.
@@ -162,10 +164,10 @@ TEST(ClosedForm, PipelinedHierarchicalInterBound) {
   const double expected = o + 2 * X / (P * B) + Y / B_out.value();
   ASSERT_GT(Y / B_out.value(), 2 * X / B) << "the case must be bound by the NICs";
   const auto topo = testing::two_level(kDomains, kN, kB, B_out, Time::zero());
-  expect_close(simulate(topo, "hierarchical-pipelined", OpKind::kAllReduce, no_latency()),
+  expect_close(simulate(topo, "hierarchical-pipelined", CollectiveKind::kAllReduce, no_latency()),
                expected);
   // Phase after phase, the same case pays both: o + 2X/B_in + Y/B_out.
-  expect_close(simulate(topo, "hierarchical", OpKind::kAllReduce, no_latency()),
+  expect_close(simulate(topo, "hierarchical", CollectiveKind::kAllReduce, no_latency()),
                o + 2 * X / B + Y / B_out.value());
 }
 
@@ -174,7 +176,7 @@ TEST(ClosedForm, PipelinedHierarchicalIntraBound) {
   const auto B_out = BytesPerSecond::gigabytes(100);
   const double expected = o + 2 * X / B;
   const auto topo = testing::two_level(kDomains, kN, kB, B_out, Time::zero());
-  expect_close(simulate(topo, "hierarchical-pipelined", OpKind::kAllReduce, no_latency()),
+  expect_close(simulate(topo, "hierarchical-pipelined", CollectiveKind::kAllReduce, no_latency()),
                expected);
 }
 
@@ -186,12 +188,14 @@ TEST(ClosedForm, PipelinedHierarchicalAllGather) {
   const auto slow = BytesPerSecond::gigabytes(5), fast = BytesPerSecond::gigabytes(100);
   // NIC-bound: the NICs never idle; the intra phase ends earlier: o + Y/B_out.
   const auto nic_bound = testing::two_level(kDomains, kN, kB, slow, Time::zero());
-  expect_close(simulate(nic_bound, "hierarchical-pipelined", OpKind::kAllGather, no_latency()),
-               o + Y_ag / slow.value());
+  expect_close(
+      simulate(nic_bound, "hierarchical-pipelined", CollectiveKind::kAllGather, no_latency()),
+      o + Y_ag / slow.value());
   // Intra-bound: the star links start at 2Y/(P·B_out) and never idle: o + 2Y/(P·B_out) + X/B_in.
   const auto star_bound = testing::two_level(kDomains, kN, kB, fast, Time::zero());
-  expect_close(simulate(star_bound, "hierarchical-pipelined", OpKind::kAllGather, no_latency()),
-               o + 2 * Y_ag / (P * fast.value()) + X / B);
+  expect_close(
+      simulate(star_bound, "hierarchical-pipelined", CollectiveKind::kAllGather, no_latency()),
+      o + 2 * Y_ag / (P * fast.value()) + X / B);
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ GroupShape shape_of(const topology::Topology& topo, const std::vector<std::uint3
   return group_shape(topo, place_group(topo, r));
 }
 
-Operation op_of(OpKind kind, std::int64_t bytes) {
+Operation op_of(CollectiveKind kind, std::int64_t bytes) {
   Operation op;
   op.kind = kind;
   op.size = Bytes(bytes);
@@ -55,8 +55,8 @@ Operation op_of(OpKind kind, std::int64_t bytes) {
 }
 
 // Runs `algo` on all accelerators of `topo`; returns the time in seconds.
-double simulate(CollectiveSession& session, std::string_view algo, OpKind kind, std::int64_t bytes,
-                const PlanOptions& plan_options = options()) {
+double simulate(CollectiveSession& session, std::string_view algo, CollectiveKind kind,
+                std::int64_t bytes, const PlanOptions& plan_options = options()) {
   const auto& topo = session.topology();
   const Placement placement =
       place_group(topo, first_ranks(static_cast<std::uint32_t>(topo.accelerators().size())));
@@ -80,7 +80,7 @@ TEST(MeshAlgorithm, AllReduceClosedFormOnThreeByThree) {
   const double expected = o + 2 * 2 * a + 2 * (n - 1) / n * S / (links * B);
   const auto topo = testing::mesh_grid({3, 3}, kB, kL);
   CollectiveSession session(topo, line_rate_presets());
-  expect_close(simulate(session, "mesh", OpKind::kAllReduce, 72 * kMiB), expected);
+  expect_close(simulate(session, "mesh", CollectiveKind::kAllReduce, 72 * kMiB), expected);
 }
 
 TEST(MeshAlgorithm, AllGatherAndReduceScatterClosedFormOnThreeDimensions) {
@@ -90,9 +90,9 @@ TEST(MeshAlgorithm, AllGatherAndReduceScatterClosedFormOnThreeDimensions) {
   const double expected = o + 3 * a + (n - 1) / n * S / (links * B);
   const auto topo = testing::mesh_grid({2, 2, 2}, kB, kL);
   CollectiveSession session(topo, line_rate_presets());
-  expect_close(simulate(session, "mesh", OpKind::kAllGather, 24 * kMiB), expected);
+  expect_close(simulate(session, "mesh", CollectiveKind::kAllGather, 24 * kMiB), expected);
   CollectiveSession again(topo, line_rate_presets());
-  expect_close(simulate(again, "mesh", OpKind::kReduceScatter, 24 * kMiB), expected);
+  expect_close(simulate(again, "mesh", CollectiveKind::kReduceScatter, 24 * kMiB), expected);
 }
 
 TEST(MeshAlgorithm, OneLineIsADirectReduceScatterAndAllGather) {
@@ -101,7 +101,7 @@ TEST(MeshAlgorithm, OneLineIsADirectReduceScatterAndAllGather) {
   const double expected = o + 2 * a + 2 * S / (n * B);
   const auto topo = testing::mesh(6, kB, kL);
   CollectiveSession session(topo, line_rate_presets());
-  expect_close(simulate(session, "mesh", OpKind::kAllReduce, 6 * kMiB), expected);
+  expect_close(simulate(session, "mesh", CollectiveKind::kAllReduce, 6 * kMiB), expected);
 }
 
 TEST(MeshAlgorithm, EveryMeshLinkCarriesItsShare) {
@@ -111,7 +111,7 @@ TEST(MeshAlgorithm, EveryMeshLinkCarriesItsShare) {
   const auto topo = testing::mesh_grid({3, 3}, kB, kL);
   CollectiveSession session(topo, line_rate_presets());
   const double S = 72.0 * kMiB;
-  simulate(session, "mesh", OpKind::kAllReduce, 72 * kMiB);
+  simulate(session, "mesh", CollectiveKind::kAllReduce, 72 * kMiB);
   ASSERT_EQ(topo.num_links(), 9u * 4);
   for (std::uint32_t l = 0; l < topo.num_links(); ++l) {
     const double carried = session.network().link_statistics(engine::LinkId{l}).bytes_carried;
@@ -128,7 +128,7 @@ TEST(MeshAlgorithm, UnequalDimensionsShareTheLoadEvenly) {
   const auto topo = testing::mesh_grid({2, 4}, kB, kL);
   CollectiveSession session(topo, line_rate_presets());
   const double S = 64.0 * kMiB;
-  simulate(session, "mesh", OpKind::kAllReduce, 64 * kMiB);
+  simulate(session, "mesh", CollectiveKind::kAllReduce, 64 * kMiB);
   for (std::uint32_t l = 0; l < topo.num_links(); ++l) {
     const double carried = session.network().link_statistics(engine::LinkId{l}).bytes_carried;
     EXPECT_NEAR(carried, 7 * S / 16, 64.0) << topo.describe(topology::LinkIndex(l));
@@ -143,7 +143,7 @@ TEST(MeshAlgorithm, UbMeshRackUsesAllItsLinksNearTheirRate) {
   CollectiveSession session(topo, calibrated_presets());
   const PlanOptions plan_options = calibrated_presets().plan_options();
   const std::int64_t S = 1024 * kMiB;
-  const double t = simulate(session, "auto", OpKind::kAllReduce, S, plan_options);
+  const double t = simulate(session, "auto", CollectiveKind::kAllReduce, S, plan_options);
   const double busbw = static_cast<double>(S) / t * 2 * 63 / 64;
   EXPECT_GT(busbw, 0.98 * 392e9) << "busbw " << busbw * 1e-9 << " GB/s";
   for (std::uint32_t l = 0; l < topo.num_links(); ++l)
@@ -204,13 +204,13 @@ TEST(MeshDetection, RejectsGroupsThatAreNoMesh) {
   // Not a mesh: the algorithm says why, and auto falls back to the other rules.
   const auto registry = builtin_algorithms();
   const GroupShape g = shape_of(rack, ranks({0, 1, 9}));
-  const auto why = registry.create("mesh")->unsupported(op_of(OpKind::kAllReduce, kMiB), g);
+  const auto why = registry.create("mesh")->unsupported(op_of(CollectiveKind::kAllReduce, kMiB), g);
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("not a full mesh"), std::string::npos) << *why;
-  EXPECT_EQ(registry.create("auto")->resolve(op_of(OpKind::kAllReduce, 64 * kMiB), g),
+  EXPECT_EQ(registry.create("auto")->resolve(op_of(CollectiveKind::kAllReduce, 64 * kMiB), g),
             "ring-fluid");
   // On a mesh, operations other than AllReduce, AllGather and ReduceScatter are not the mesh's.
-  EXPECT_TRUE(registry.create("mesh")->unsupported(op_of(OpKind::kAllToAll, kMiB),
+  EXPECT_TRUE(registry.create("mesh")->unsupported(op_of(CollectiveKind::kAllToAll, kMiB),
                                                    shape_of(rack, first_ranks(64))));
 }
 
@@ -238,20 +238,23 @@ TEST(MeshAuto, ChoosesTheMeshOnFullMeshes) {
   const auto rack = testing::preset("ub-mesh-rack");
   const GroupShape all = shape_of(rack, first_ranks(64));
   // At every size: 2d steps and every link beat halving-doubling's 2·log2(n) steps on one link.
-  for (OpKind kind : {OpKind::kAllReduce, OpKind::kAllGather, OpKind::kReduceScatter})
+  for (CollectiveKind kind :
+       {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter})
     for (std::int64_t bytes : {std::int64_t{1024}, kMiB, 1024 * kMiB})
       EXPECT_EQ(algo->resolve(op_of(kind, bytes), all), "mesh") << to_string(kind) << bytes;
   // Other operations keep their rules.
-  EXPECT_EQ(algo->resolve(op_of(OpKind::kAllToAll, kMiB), all), "direct");
+  EXPECT_EQ(algo->resolve(op_of(CollectiveKind::kAllToAll, kMiB), all), "direct");
   // A single line of more than 2 members is a mesh; of 2 it is one link, left to the ring.
-  EXPECT_EQ(algo->resolve(op_of(OpKind::kAllReduce, 64 * kMiB), shape_of(rack, first_ranks(3))),
-            "mesh");
-  EXPECT_EQ(algo->resolve(op_of(OpKind::kAllReduce, 64 * kMiB), shape_of(rack, first_ranks(2))),
-            "ring-fluid");
-  // A 2 x 2 block: two dimensions of 2.
   EXPECT_EQ(
-      algo->resolve(op_of(OpKind::kAllReduce, 64 * kMiB), shape_of(rack, ranks({0, 1, 8, 9}))),
+      algo->resolve(op_of(CollectiveKind::kAllReduce, 64 * kMiB), shape_of(rack, first_ranks(3))),
       "mesh");
+  EXPECT_EQ(
+      algo->resolve(op_of(CollectiveKind::kAllReduce, 64 * kMiB), shape_of(rack, first_ranks(2))),
+      "ring-fluid");
+  // A 2 x 2 block: two dimensions of 2.
+  EXPECT_EQ(algo->resolve(op_of(CollectiveKind::kAllReduce, 64 * kMiB),
+                          shape_of(rack, ranks({0, 1, 8, 9}))),
+            "mesh");
 }
 
 }  // namespace

@@ -29,8 +29,8 @@ std::vector<std::uint32_t> first_ranks(std::uint32_t n) {
 
 // Runs `op` of `bytes` with `algorithm` over the first `n` ranks at line rate; returns the time
 // and leaves the network's link statistics in `session`.
-Time run(CollectiveSession& session, const std::string& algorithm, OpKind kind, std::int64_t bytes,
-         std::uint32_t n) {
+Time run(CollectiveSession& session, const std::string& algorithm, CollectiveKind kind,
+         std::int64_t bytes, std::uint32_t n) {
   const auto registry = builtin_algorithms();
   Operation op;
   op.kind = kind;
@@ -63,7 +63,7 @@ TEST(Multipath, ACollectiveOnCloudMatrixUsesEveryPlaneEqually) {
   // its UB links, and each of them carries the same bytes (the planes are alike).
   const auto topo = testing::preset("cloudmatrix384");
   CollectiveSession session(topo, line_rate_presets());
-  run(session, "ring-fluid", OpKind::kAllReduce, 256 << 20, 16);
+  run(session, "ring-fluid", CollectiveKind::kAllReduce, 256 << 20, 16);
   std::map<std::uint32_t, int> planes_used;  // die -> UB links leaving it that carried bytes
   double low = 1e300, high = 0;
   for (std::uint32_t r = 0; r < 16; ++r) {
@@ -91,7 +91,7 @@ TEST(Multipath, ACollectiveOnCloudMatrixUsesEveryPlaneEqually) {
   for (const std::uint32_t n : {64u, 384u}) {
     CollectiveSession defaults(topo, calibrated_presets());
     Operation op;
-    op.kind = OpKind::kAllReduce;
+    op.kind = CollectiveKind::kAllReduce;
     op.size = Bytes(kGiB);
     const Time t =
         defaults.run(*builtin_algorithms().create("auto"), op, place_group(topo, first_ranks(n)),
@@ -103,7 +103,7 @@ TEST(Multipath, ACollectiveOnCloudMatrixUsesEveryPlaneEqually) {
   // busbw ((n-1)/n x algbw) is within 5% of them (hashed, it would be near one 28 GB/s link).
   CollectiveSession defaults(topo, calibrated_presets());
   Operation op;
-  op.kind = OpKind::kAllToAll;
+  op.kind = CollectiveKind::kAllToAll;
   op.size = Bytes(kGiB);
   const Time t =
       defaults.run(*builtin_algorithms().create("auto"), op, place_group(topo, first_ranks(64)),
@@ -120,8 +120,8 @@ TEST(Multipath, HashingStaysWherePresetsHashAndAScenarioCanForceEither) {
     const auto topo = testing::preset(name, params);
     CollectiveSession fabric(topo, line_rate_presets(), RunnerOptions{topology::EcmpMode::kFabric});
     CollectiveSession hash(topo, line_rate_presets(), RunnerOptions{topology::EcmpMode::kHash});
-    EXPECT_EQ(run(fabric, "direct", OpKind::kAllToAll, 64 << 20, 16),
-              run(hash, "direct", OpKind::kAllToAll, 64 << 20, 16))
+    EXPECT_EQ(run(fabric, "direct", CollectiveKind::kAllToAll, 64 << 20, 16),
+              run(hash, "direct", CollectiveKind::kAllToAll, 64 << 20, 16))
         << name;
   }
   // Forcing hash on CloudMatrix384 brings back one plane per transfer: the ring is then bound by
@@ -129,8 +129,8 @@ TEST(Multipath, HashingStaysWherePresetsHashAndAScenarioCanForceEither) {
   const auto topo = testing::preset("cloudmatrix384");
   CollectiveSession sprayed(topo, line_rate_presets());
   CollectiveSession hashed(topo, line_rate_presets(), RunnerOptions{topology::EcmpMode::kHash});
-  const Time a = run(sprayed, "ring-fluid", OpKind::kAllReduce, kGiB, 16);
-  const Time b = run(hashed, "ring-fluid", OpKind::kAllReduce, kGiB, 16);
+  const Time a = run(sprayed, "ring-fluid", CollectiveKind::kAllReduce, kGiB, 16);
+  const Time b = run(hashed, "ring-fluid", CollectiveKind::kAllReduce, kGiB, 16);
   EXPECT_GT(b.seconds(), 10 * a.seconds());
 }
 
@@ -139,7 +139,7 @@ TEST(Multipath, OnAMultiRailFatTreeEveryRailCarriesTheSameShare) {
   // AllReduce over the 16 GPUs (auto) sends the same bytes out of every NIC, one channel per rail.
   const auto topo = testing::preset("dgx-h100-superpod", "{nodes: 2}");
   CollectiveSession session(topo, calibrated_presets());
-  run(session, "auto", OpKind::kAllReduce, kGiB, 16);
+  run(session, "auto", CollectiveKind::kAllReduce, kGiB, 16);
   std::vector<double> out_of_nic;
   for (std::uint32_t r = 0; r < 16; ++r) {
     const topology::NodeId nic = topo.nics(topo.accelerators()[r])[0].nic;

@@ -23,7 +23,7 @@ std::vector<std::uint32_t> first_ranks(std::uint32_t n) {
 
 Operation alltoall(std::int64_t bytes) {
   Operation op;
-  op.kind = OpKind::kAllToAll;
+  op.kind = CollectiveKind::kAllToAll;
   op.size = Bytes(bytes);
   return op;
 }
@@ -65,7 +65,7 @@ TEST(Pxn, AllToAllRelaysThroughTheSendersNodeOnTheReceiversRail) {
   PlanOptions off;
   off.pxn = false;
   Operation allgather = alltoall(16 * kMiB);
-  allgather.kind = OpKind::kAllGather;
+  allgather.kind = CollectiveKind::kAllGather;
   for (const Plan& other : {registry.create("direct")->plan(alltoall(16 * kMiB), shape, off),
                             registry.create("direct")->plan(allgather, shape, {})})
     for (const Transfer& t : other.transfers())

@@ -13,7 +13,7 @@ double run_on(const topology::Topology& topo, const std::vector<std::uint32_t>& 
   const Calibration calibration = calibrated_presets();
   CollectiveSession session(topo, calibration);
   Operation op;
-  op.kind = OpKind::kAllReduce;
+  op.kind = CollectiveKind::kAllReduce;
   op.size = Bytes(bytes);
   PlanOptions options = calibration.plan_options();
   options.channels = channels;

@@ -48,7 +48,7 @@ TEST(GradientBuckets, ABucketIsReducedAfterTheProducerOfItsLastGradient) {
   const Program p = graph.take_program();
   const Op& first_reduction = p.ops[buckets.reductions()[0]];
   EXPECT_EQ(first_reduction.collective, CollectiveKind::kAllReduce);  // ZeRO 0
-  EXPECT_EQ(first_reduction.group, GroupKind::kData);
+  EXPECT_EQ(first_reduction.group, Communicator::kData);
   EXPECT_EQ(first_reduction.bytes, 1200);
   ASSERT_EQ(first_reduction.dep_count, 1u);
   EXPECT_EQ(p.deps_of(first_reduction)[0], second);
@@ -94,7 +94,8 @@ TEST(GradientBuckets, StepStartGathersRunInForwardOrder) {
   // The backward closed the last layers' bucket first; the next forward needs the first layers'
   // parameters first.
   OpGraphBuilder graph;
-  const std::vector<ClosedBucket> closed = {{100, GroupKind::kData}, {200, GroupKind::kExpertData}};
+  const std::vector<ClosedBucket> closed = {{100, Communicator::kData},
+                                            {200, Communicator::kExpertData}};
   const OpIndex gate = gather_parameters_at_step_start(closed, graph);
   const Program p = graph.take_program();
   ASSERT_EQ(p.ops.size(), 2u);

@@ -54,14 +54,14 @@ TEST(OpGraphBuilder, LabelsOpsWithThePassAndNumbersCollectivesPerGroup) {
   OpGraphBuilder graph;
   graph.set_pass(7, 1);
   const OpLabel reduce{OpName::kTpAllReduce, Phase::kForward, 0};
-  graph.add_collective(reduce, CollectiveKind::kAllReduce, GroupKind::kTensor, ParallelDim::kTp, 64,
-                       {});
-  graph.add_collective(reduce, CollectiveKind::kAllReduce, GroupKind::kData, ParallelDim::kDp, 64,
-                       {});
-  graph.add_collective(reduce, CollectiveKind::kAllReduce, GroupKind::kTensor, ParallelDim::kTp, 64,
-                       {});
+  graph.add_collective(reduce, CollectiveKind::kAllReduce, Communicator::kTensor, ParallelDim::kTp,
+                       64, {});
+  graph.add_collective(reduce, CollectiveKind::kAllReduce, Communicator::kData, ParallelDim::kDp,
+                       64, {});
+  graph.add_collective(reduce, CollectiveKind::kAllReduce, Communicator::kTensor, ParallelDim::kTp,
+                       64, {});
   const OpLabel activation{OpName::kPpActivation, Phase::kForward, kNoLayer};
-  graph.add_receive(activation, GroupKind::kPipeline, -1, 128, 42, {});
+  graph.add_receive(activation, Communicator::kPipeline, -1, 128, 42, {});
   const Program p = graph.take_program();
   EXPECT_EQ(p.ops[0].seq, 0u);
   EXPECT_EQ(p.ops[1].seq, 0u);
@@ -115,9 +115,9 @@ TEST(OpGraphBuilder, LayersChunksAndTagsBeyondTheirFieldsAreInputErrors) {
   EXPECT_THROW(graph.set_pass(0, OpGraphBuilder::kMaxChunk + 1), InputError);
   const OpLabel activation{OpName::kPpActivation, Phase::kForward, kNoLayer};
   EXPECT_THROW(
-      graph.add_send(activation, GroupKind::kPipeline, 1, 8, OpGraphBuilder::kMaxTag + 1, {}),
+      graph.add_send(activation, Communicator::kPipeline, 1, 8, OpGraphBuilder::kMaxTag + 1, {}),
       InputError);
-  EXPECT_THROW(graph.add_send(activation, GroupKind::kTensor, 1, 8, 0, {}), std::logic_error);
+  EXPECT_THROW(graph.add_send(activation, Communicator::kTensor, 1, 8, 0, {}), std::logic_error);
   EXPECT_EQ(graph.last_op(), kNoOp);
 }
 
