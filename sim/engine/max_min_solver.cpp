@@ -63,12 +63,10 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     if (link_offsets_[l + 1] - link_offsets_[l] == 1) {
       caps_.push_back({share_[l], link_classes_[link_offsets_[l]]});
     } else {
-      heap_pos_[l] = static_cast<std::uint32_t>(heap_.size());
-      heap_.push_back({share_[l], l});
+      heap_.push_unordered({share_[l], l});
     }
   }
-  for (std::size_t i = heap_.size() / 2; i-- > 0;)
-    sift_down(static_cast<std::uint32_t>(i));
+  heap_.make_heap();
   std::sort(caps_.begin(), caps_.end(), [](const Cap& a, const Cap& b) {
     return a.share < b.share || (a.share == b.share && a.cls < b.cls);
   });
@@ -101,12 +99,12 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     // it was placed goes down with its current share, until the top holds its current share (then
     // it is the smallest share of all, as every other key is at most its link's share).
     while (!heap_.empty()) {
-      const std::uint32_t top = heap_[0].link;
+      const std::uint32_t top = heap_.top().link;
       if (unfrozen_[top] == 0) {
-        remove_at(0);
-      } else if (heap_[0].key < share_[top]) {
-        heap_[0].key = share_[top];
-        sift_down(0);
+        pop_top();
+      } else if (heap_.top().key < share_[top]) {
+        heap_.entry(0).key = share_[top];
+        heap_.sift_down(0);
       } else {
         break;
       }
@@ -116,13 +114,13 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     ++stamp;
     // In exact arithmetic shares only grow as the water rises; rounding may make a later share a
     // hair lower than the level reached, which the max() absorbs.
-    if (have_cap && (heap_.empty() || caps_[next_cap].share <= heap_[0].key)) {
+    if (have_cap && (heap_.empty() || caps_[next_cap].share <= heap_.top().key)) {
       level = std::max(level, caps_[next_cap].share);
       freeze(caps_[next_cap].cls);
       ++next_cap;
     } else {
-      const std::uint32_t l = heap_[0].link;
-      remove_at(0);
+      const std::uint32_t l = heap_.top().link;
+      pop_top();
       level = std::max(level, share_[l]);
       for (std::uint32_t k = link_offsets_[l]; k < link_offsets_[l + 1]; ++k) {
         if (frozen_[link_classes_[k]] == 0) freeze(link_classes_[k]);
@@ -137,54 +135,19 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
       if (heap_pos_[l2] == kAbsent || unfrozen_[l2] == 0) continue;
       const double share = std::max(remaining_[l2], 0.0) / demand_[l2];
       share_[l2] = share;
-      if (share < heap_[heap_pos_[l2]].key) {
-        heap_[heap_pos_[l2]].key = share;
-        sift_up(heap_pos_[l2]);
+      const std::uint32_t pos = heap_pos_[l2];
+      if (share < heap_[pos].key) {
+        heap_.entry(pos).key = share;
+        heap_.sift_up(pos);
       }
     }
     touched_.clear();
   }
 }
 
-void MaxMinSolver::remove_at(std::uint32_t pos) {
-  heap_pos_[heap_[pos].link] = kAbsent;
-  const Entry last = heap_.back();
-  heap_.pop_back();
-  if (pos < heap_.size()) {
-    heap_[pos] = last;
-    heap_pos_[last.link] = pos;
-    sift_up(pos);
-    sift_down(heap_pos_[last.link]);
-  }
-}
-
-void MaxMinSolver::sift_up(std::uint32_t pos) {
-  const Entry e = heap_[pos];
-  while (pos > 0) {
-    const std::uint32_t parent = (pos - 1) / 2;
-    if (!before(e, heap_[parent])) break;
-    heap_[pos] = heap_[parent];
-    heap_pos_[heap_[pos].link] = pos;
-    pos = parent;
-  }
-  heap_[pos] = e;
-  heap_pos_[e.link] = pos;
-}
-
-void MaxMinSolver::sift_down(std::uint32_t pos) {
-  const Entry e = heap_[pos];
-  const auto n = static_cast<std::uint32_t>(heap_.size());
-  for (;;) {
-    std::uint32_t child = 2 * pos + 1;
-    if (child >= n) break;
-    if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
-    if (!before(heap_[child], e)) break;
-    heap_[pos] = heap_[child];
-    heap_pos_[heap_[pos].link] = pos;
-    pos = child;
-  }
-  heap_[pos] = e;
-  heap_pos_[e.link] = pos;
+void MaxMinSolver::pop_top() {
+  heap_pos_[heap_.top().link] = kAbsent;
+  heap_.pop();
 }
 
 }  // namespace stepsim::engine

@@ -27,10 +27,17 @@
 #include <span>
 #include <vector>
 
+#include "sim/engine/indexed_heap.hpp"
+
 namespace stepsim::engine {
 
 class MaxMinSolver {
  public:
+  MaxMinSolver() = default;
+  // The heap refers to heap_pos_ of its own solver.
+  MaxMinSolver(const MaxMinSolver&) = delete;
+  MaxMinSolver& operator=(const MaxMinSolver&) = delete;
+
   // Inputs, indices local to this problem:
   //  - link_capacity[l] >= 0, bytes/s (a link of capacity 0 gives the classes on it rate 0);
   //  - class_flows[c] >= 1, the number of identical flows in class c;
@@ -62,12 +69,17 @@ class MaxMinSolver {
   };
 
   // Heap order: smaller key first, ties by link index.
-  static bool before(const Entry& a, const Entry& b) {
-    return a.key < b.key || (a.key == b.key && a.link < b.link);
-  }
-  void remove_at(std::uint32_t pos);
-  void sift_up(std::uint32_t pos);
-  void sift_down(std::uint32_t pos);
+  struct Before {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.key < b.key || (a.key == b.key && a.link < b.link);
+    }
+  };
+  struct Position {
+    std::vector<std::uint32_t>* heap_pos;
+    void operator()(const Entry& e, std::uint32_t pos) const { (*heap_pos)[e.link] = pos; }
+  };
+  // Takes the top link out of the heap.
+  void pop_top();
 
   std::vector<double> remaining_;            // per link: capacity not yet given to frozen flows
   std::vector<std::uint64_t> unfrozen_;      // per link: unfrozen flows crossing it
@@ -80,7 +92,8 @@ class MaxMinSolver {
   std::vector<std::uint32_t> touched_mark_;
   std::vector<std::uint8_t> frozen_;
   std::vector<Cap> caps_;  // sorted by share
-  std::vector<Entry> heap_;
+  // The shared links by key (lazy: see the header comment).
+  IndexedHeap<Entry, Before, Position> heap_{Position{&heap_pos_}};
 };
 
 }  // namespace stepsim::engine
