@@ -46,7 +46,7 @@ class IndexedHeap {
   // Adds an entry.
   void push(const Entry& e) {
     heap_.push_back(e);
-    sift_up(static_cast<std::uint32_t>(heap_.size() - 1));
+    place_up(heap_.size() - 1, e);
   }
   // Adds an entry at the end without ordering it; make_heap() must follow before any other call.
   void push_unordered(const Entry& e) {
@@ -90,23 +90,11 @@ class IndexedHeap {
       position_(heap_[i], static_cast<std::uint32_t>(i));
       i = child;
     }
-    heap_[i] = last;
-    sift_up(static_cast<std::uint32_t>(i));
+    place_up(i, last);
   }
 
   // The entry at `pos` may now come before its parent: moves it up.
-  void sift_up(std::uint32_t pos) {
-    const Entry e = heap_[pos];
-    while (pos > 0) {
-      const std::uint32_t parent = (pos - 1) / 2;
-      if (!before_(e, heap_[parent])) break;
-      heap_[pos] = heap_[parent];
-      position_(heap_[pos], pos);
-      pos = parent;
-    }
-    heap_[pos] = e;
-    position_(e, pos);
-  }
+  void sift_up(std::uint32_t pos) { place_up(pos, heap_[pos]); }
   // The entry at `pos` may now come after a child: moves it down.
   void sift_down(std::uint32_t pos) {
     const Entry e = heap_[pos];
@@ -125,6 +113,19 @@ class IndexedHeap {
   }
 
  private:
+  // Puts `e` (a copy: the slot may be overwritten) at `pos` or above, moving down the entries
+  // that it comes before.
+  void place_up(std::size_t pos, const Entry e) {
+    while (pos > 0) {
+      const std::size_t parent = (pos - 1) / 2;
+      if (!before_(e, heap_[parent])) break;
+      heap_[pos] = heap_[parent];
+      position_(heap_[pos], static_cast<std::uint32_t>(pos));
+      pos = parent;
+    }
+    heap_[pos] = e;
+    position_(e, static_cast<std::uint32_t>(pos));
+  }
   // Moves the entry at `pos` to its place, up or down.
   void restore(std::uint32_t pos) {
     if (pos > 0 && before_(heap_[pos], heap_[(pos - 1) / 2])) {
