@@ -4,25 +4,29 @@
 #include <cassert>
 
 namespace stepsim::engine {
+
 void MaxMinSolver::solve(std::span<const double> link_capacity,
                          std::span<const std::uint32_t> class_flows,
                          std::span<const std::uint32_t> path_offsets,
                          std::span<const std::uint32_t> path_links,
                          std::span<const double> path_weights, std::span<double> rate) {
-  const std::size_t links = link_capacity.size();
-  const std::size_t classes = class_flows.size();
-  assert(path_offsets.size() == classes + 1);
-  assert(rate.size() == classes);
+  assert(path_offsets.size() == class_flows.size() + 1);
+  assert(rate.size() == class_flows.size());
   assert(path_weights.empty() || path_weights.size() == path_links.size());
-  const bool weighted = !path_weights.empty();
-  // n_c w_cl of class c on its k-th link (with unit weights exactly n_c, so that unweighted
-  // problems give the same bits as counting flows).
-  const auto use = [&](std::size_t c, std::uint32_t k) {
-    const double n = static_cast<double>(class_flows[c]);
-    return weighted ? n * path_weights[k] : n;
-  };
+  const Problem problem{link_capacity, class_flows,  path_offsets,
+                        path_links,    path_weights, !path_weights.empty()};
+  transpose(problem);
+  place_links(link_capacity.size());
+  fill(problem, rate);
+}
 
-  remaining_.assign(link_capacity.begin(), link_capacity.end());
+void MaxMinSolver::transpose(const Problem& problem) {
+  const std::size_t links = problem.link_capacity.size();
+  const std::size_t classes = problem.class_flows.size();
+  const std::span<const std::uint32_t> class_flows = problem.class_flows;
+  const std::span<const std::uint32_t> path_offsets = problem.path_offsets;
+  const std::span<const std::uint32_t> path_links = problem.path_links;
+  remaining_.assign(problem.link_capacity.begin(), problem.link_capacity.end());
   unfrozen_.assign(links, 0);
   demand_.assign(links, 0.0);
   touched_mark_.assign(links, 0);
@@ -35,7 +39,7 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
       const std::uint32_t l = path_links[k];
       ++link_offsets_[l + 1];
       unfrozen_[l] += class_flows[c];
-      demand_[l] += use(c, k);
+      demand_[l] += problem.use(c, k);
     }
   }
   for (std::size_t l = 0; l < links; ++l)
@@ -48,7 +52,9 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     }
   }
   touched_.clear();
+}
 
+void MaxMinSolver::place_links(std::size_t links) {
   // A link crossed by one class only (its path lists it once) can only ever limit that class, and
   // its fair share stays capacity / flows until the class freezes: it becomes a cap on the class
   // instead of a heap entry. In sparse traffic most links are such private links, and the heap
@@ -70,7 +76,13 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
   std::sort(caps_.begin(), caps_.end(), [](const Cap& a, const Cap& b) {
     return a.share < b.share || (a.share == b.share && a.cls < b.cls);
   });
+}
 
+void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
+  const std::span<const std::uint32_t> class_flows = problem.class_flows;
+  const std::span<const std::uint32_t> path_offsets = problem.path_offsets;
+  const std::span<const std::uint32_t> path_links = problem.path_links;
+  const std::size_t classes = class_flows.size();
   double level = 0.0;
   std::uint32_t stamp = 0;
   std::size_t unfrozen_classes = classes;
@@ -80,7 +92,7 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     rate[c] = level;
     for (std::uint32_t p = path_offsets[c]; p < path_offsets[c + 1]; ++p) {
       const std::uint32_t l2 = path_links[p];
-      const double u = use(c, p);
+      const double u = problem.use(c, p);
       remaining_[l2] -= u * level;
       unfrozen_[l2] -= class_flows[c];
       demand_[l2] = unfrozen_[l2] == 0 ? 0.0 : demand_[l2] - u;

@@ -59,6 +59,21 @@ class MaxMinSolver {
 
  private:
   static constexpr std::uint32_t kAbsent = 0xffffffffu;
+  // The inputs of solve().
+  struct Problem {
+    std::span<const double> link_capacity;
+    std::span<const std::uint32_t> class_flows;
+    std::span<const std::uint32_t> path_offsets;
+    std::span<const std::uint32_t> path_links;
+    std::span<const double> path_weights;
+    bool weighted;
+    // n_c w_cl of class c on its k-th link (with unit weights exactly n_c, so that unweighted
+    // problems give the same bits as counting flows).
+    double use(std::size_t c, std::uint32_t k) const {
+      const double n = static_cast<double>(class_flows[c]);
+      return weighted ? n * path_weights[k] : n;
+    }
+  };
   struct Cap {
     double share;  // capacity / demand of a link that only this class crosses
     std::uint32_t cls;
@@ -78,6 +93,12 @@ class MaxMinSolver {
     std::vector<std::uint32_t>* heap_pos;
     void operator()(const Entry& e, std::uint32_t pos) const { (*heap_pos)[e.link] = pos; }
   };
+  // The paths transposed into link -> classes, and the per-link sums.
+  void transpose(const Problem& problem);
+  // Private links become caps on their class, shared ones enter the heap.
+  void place_links(std::size_t links);
+  // Progressive filling: freezes every class at its rate.
+  void fill(const Problem& problem, std::span<double> rate);
   // Takes the top link out of the heap.
   void pop_top();
 
