@@ -57,7 +57,6 @@ struct Router::Reach {
 
 // Hop distances to one destination, within a region (a scale-up domain, or the whole graph).
 struct Router::Table {
-  std::uint64_t key = 0;
   std::uint32_t region = kWhole;
   std::vector<std::uint16_t> dist;  // by local index; kUnreached when no route
 };
@@ -75,7 +74,7 @@ struct Router::Segment {
 };
 
 Router::Router(const Topology& topology, RouterOptions options)
-    : topology_(topology), options_(options) {
+    : topology_(topology), options_(options), tables_(options.cache_bytes) {
   if (options_.max_paths == 0) throw std::invalid_argument("RouterOptions::max_paths must be >= 1");
   const std::size_t n = topology.num_nodes();
   local_index_.assign(n, kWhole);
@@ -98,13 +97,9 @@ Router::~Router() = default;
 
 const Router::Table& Router::table(std::uint32_t region, NodeId destination) {
   const std::uint64_t key = (static_cast<std::uint64_t>(region) << 32) | destination.value();
-  if (auto it = cache_.find(key); it != cache_.end()) {
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return *lru_.front();
-  }
+  if (const std::unique_ptr<Table>* cached = tables_.find(key)) return **cached;
   ++searches_;
   auto table = std::make_unique<Table>();
-  table->key = key;
   table->region = region;
   const bool whole = region == kWhole;
   const auto local = [&](std::uint32_t node) { return whole ? node : local_index_[node]; };
@@ -128,16 +123,10 @@ const Router::Table& Router::table(std::uint32_t region, NodeId destination) {
       queue.push_back(u);
     }
   }
-  cached_bytes_ += sizeof(Table) + 64 + table->dist.size() * sizeof(std::uint16_t);
-  lru_.push_front(std::move(table));
-  cache_.emplace(key, lru_.begin());
-  while (cached_bytes_ > options_.cache_bytes && lru_.size() > 1) {
-    const Table& old = *lru_.back();
-    cached_bytes_ -= sizeof(Table) + 64 + old.dist.size() * sizeof(std::uint16_t);
-    cache_.erase(old.key);
-    lru_.pop_back();
-  }
-  return *lru_.front();
+  // What a cached table costs: its key, the table and its heap block (about 64 bytes of overhead).
+  const std::size_t bytes =
+      sizeof(key) + sizeof(Table) + 64 + table->dist.size() * sizeof(std::uint16_t);
+  return *tables_.insert(key, std::move(table), bytes);
 }
 
 std::size_t Router::nic_choices(NodeId source, NodeId destination) const {

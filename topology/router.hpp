@@ -32,14 +32,13 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "topology/lru_cache.hpp"
 #include "topology/topology.hpp"
 
 namespace stepsim::topology {
@@ -133,10 +132,8 @@ class Router {
   // node -> its scale-up group's index (kWhole when none): next_links asks for every neighbour.
   std::vector<std::uint32_t> region_of_;
   std::vector<std::uint32_t> region_size_;  // per scale-up group index (0 for other groups)
-  // Distance-table cache (LRU, bounded in bytes).
-  std::list<std::unique_ptr<Table>> lru_;
-  std::unordered_map<std::uint64_t, std::list<std::unique_ptr<Table>>::iterator> cache_;
-  std::size_t cached_bytes_ = 0;
+  // Distance tables by (region << 32 | destination), bounded in bytes.
+  LruCache<std::uint64_t, std::unique_ptr<Table>> tables_;
   std::size_t searches_ = 0;
   // Path-count memo for spread mode.
   std::vector<std::uint64_t> counts_;

@@ -4,25 +4,29 @@
 #include <cassert>
 
 namespace stepsim::engine {
+
 void MaxMinSolver::solve(std::span<const double> link_capacity,
                          std::span<const std::uint32_t> class_flows,
                          std::span<const std::uint32_t> path_offsets,
                          std::span<const std::uint32_t> path_links,
                          std::span<const double> path_weights, std::span<double> rate) {
-  const std::size_t links = link_capacity.size();
-  const std::size_t classes = class_flows.size();
-  assert(path_offsets.size() == classes + 1);
-  assert(rate.size() == classes);
+  assert(path_offsets.size() == class_flows.size() + 1);
+  assert(rate.size() == class_flows.size());
   assert(path_weights.empty() || path_weights.size() == path_links.size());
-  const bool weighted = !path_weights.empty();
-  // n_c w_cl of class c on its k-th link (with unit weights exactly n_c, so that unweighted
-  // problems give the same bits as counting flows).
-  const auto use = [&](std::size_t c, std::uint32_t k) {
-    const double n = static_cast<double>(class_flows[c]);
-    return weighted ? n * path_weights[k] : n;
-  };
+  const Problem problem{link_capacity, class_flows,  path_offsets,
+                        path_links,    path_weights, !path_weights.empty()};
+  transpose(problem);
+  place_links(link_capacity.size());
+  fill(problem, rate);
+}
 
-  remaining_.assign(link_capacity.begin(), link_capacity.end());
+void MaxMinSolver::transpose(const Problem& problem) {
+  const std::size_t links = problem.link_capacity.size();
+  const std::size_t classes = problem.class_flows.size();
+  const std::span<const std::uint32_t> class_flows = problem.class_flows;
+  const std::span<const std::uint32_t> path_offsets = problem.path_offsets;
+  const std::span<const std::uint32_t> path_links = problem.path_links;
+  remaining_.assign(problem.link_capacity.begin(), problem.link_capacity.end());
   unfrozen_.assign(links, 0);
   demand_.assign(links, 0.0);
   touched_mark_.assign(links, 0);
@@ -35,7 +39,7 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
       const std::uint32_t l = path_links[k];
       ++link_offsets_[l + 1];
       unfrozen_[l] += class_flows[c];
-      demand_[l] += use(c, k);
+      demand_[l] += problem.use(c, k);
     }
   }
   for (std::size_t l = 0; l < links; ++l)
@@ -48,7 +52,9 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     }
   }
   touched_.clear();
+}
 
+void MaxMinSolver::place_links(std::size_t links) {
   // A link crossed by one class only (its path lists it once) can only ever limit that class, and
   // its fair share stays capacity / flows until the class freezes: it becomes a cap on the class
   // instead of a heap entry. In sparse traffic most links are such private links, and the heap
@@ -63,16 +69,20 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     if (link_offsets_[l + 1] - link_offsets_[l] == 1) {
       caps_.push_back({share_[l], link_classes_[link_offsets_[l]]});
     } else {
-      heap_pos_[l] = static_cast<std::uint32_t>(heap_.size());
-      heap_.push_back({share_[l], l});
+      heap_.push_unordered({share_[l], l});
     }
   }
-  for (std::size_t i = heap_.size() / 2; i-- > 0;)
-    sift_down(static_cast<std::uint32_t>(i));
+  heap_.make_heap();
   std::sort(caps_.begin(), caps_.end(), [](const Cap& a, const Cap& b) {
     return a.share < b.share || (a.share == b.share && a.cls < b.cls);
   });
+}
 
+void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
+  const std::span<const std::uint32_t> class_flows = problem.class_flows;
+  const std::span<const std::uint32_t> path_offsets = problem.path_offsets;
+  const std::span<const std::uint32_t> path_links = problem.path_links;
+  const std::size_t classes = class_flows.size();
   double level = 0.0;
   std::uint32_t stamp = 0;
   std::size_t unfrozen_classes = classes;
@@ -82,7 +92,7 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     rate[c] = level;
     for (std::uint32_t p = path_offsets[c]; p < path_offsets[c + 1]; ++p) {
       const std::uint32_t l2 = path_links[p];
-      const double u = use(c, p);
+      const double u = problem.use(c, p);
       remaining_[l2] -= u * level;
       unfrozen_[l2] -= class_flows[c];
       demand_[l2] = unfrozen_[l2] == 0 ? 0.0 : demand_[l2] - u;
@@ -101,12 +111,12 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     // it was placed goes down with its current share, until the top holds its current share (then
     // it is the smallest share of all, as every other key is at most its link's share).
     while (!heap_.empty()) {
-      const std::uint32_t top = heap_[0].link;
+      const std::uint32_t top = heap_.top().link;
       if (unfrozen_[top] == 0) {
-        remove_at(0);
-      } else if (heap_[0].key < share_[top]) {
-        heap_[0].key = share_[top];
-        sift_down(0);
+        pop_top();
+      } else if (heap_.top().key < share_[top]) {
+        heap_.entry(0).key = share_[top];
+        heap_.sift_down(0);
       } else {
         break;
       }
@@ -116,13 +126,13 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
     ++stamp;
     // In exact arithmetic shares only grow as the water rises; rounding may make a later share a
     // hair lower than the level reached, which the max() absorbs.
-    if (have_cap && (heap_.empty() || caps_[next_cap].share <= heap_[0].key)) {
+    if (have_cap && (heap_.empty() || caps_[next_cap].share <= heap_.top().key)) {
       level = std::max(level, caps_[next_cap].share);
       freeze(caps_[next_cap].cls);
       ++next_cap;
     } else {
-      const std::uint32_t l = heap_[0].link;
-      remove_at(0);
+      const std::uint32_t l = heap_.top().link;
+      pop_top();
       level = std::max(level, share_[l]);
       for (std::uint32_t k = link_offsets_[l]; k < link_offsets_[l + 1]; ++k) {
         if (frozen_[link_classes_[k]] == 0) freeze(link_classes_[k]);
@@ -137,54 +147,19 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
       if (heap_pos_[l2] == kAbsent || unfrozen_[l2] == 0) continue;
       const double share = std::max(remaining_[l2], 0.0) / demand_[l2];
       share_[l2] = share;
-      if (share < heap_[heap_pos_[l2]].key) {
-        heap_[heap_pos_[l2]].key = share;
-        sift_up(heap_pos_[l2]);
+      const std::uint32_t pos = heap_pos_[l2];
+      if (share < heap_[pos].key) {
+        heap_.entry(pos).key = share;
+        heap_.sift_up(pos);
       }
     }
     touched_.clear();
   }
 }
 
-void MaxMinSolver::remove_at(std::uint32_t pos) {
-  heap_pos_[heap_[pos].link] = kAbsent;
-  const Entry last = heap_.back();
-  heap_.pop_back();
-  if (pos < heap_.size()) {
-    heap_[pos] = last;
-    heap_pos_[last.link] = pos;
-    sift_up(pos);
-    sift_down(heap_pos_[last.link]);
-  }
-}
-
-void MaxMinSolver::sift_up(std::uint32_t pos) {
-  const Entry e = heap_[pos];
-  while (pos > 0) {
-    const std::uint32_t parent = (pos - 1) / 2;
-    if (!before(e, heap_[parent])) break;
-    heap_[pos] = heap_[parent];
-    heap_pos_[heap_[pos].link] = pos;
-    pos = parent;
-  }
-  heap_[pos] = e;
-  heap_pos_[e.link] = pos;
-}
-
-void MaxMinSolver::sift_down(std::uint32_t pos) {
-  const Entry e = heap_[pos];
-  const auto n = static_cast<std::uint32_t>(heap_.size());
-  for (;;) {
-    std::uint32_t child = 2 * pos + 1;
-    if (child >= n) break;
-    if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
-    if (!before(heap_[child], e)) break;
-    heap_[pos] = heap_[child];
-    heap_pos_[heap_[pos].link] = pos;
-    pos = child;
-  }
-  heap_[pos] = e;
-  heap_pos_[e.link] = pos;
+void MaxMinSolver::pop_top() {
+  heap_pos_[heap_.top().link] = kAbsent;
+  heap_.pop();
 }
 
 }  // namespace stepsim::engine

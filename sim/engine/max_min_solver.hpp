@@ -27,10 +27,17 @@
 #include <span>
 #include <vector>
 
+#include "sim/engine/indexed_heap.hpp"
+
 namespace stepsim::engine {
 
 class MaxMinSolver {
  public:
+  MaxMinSolver() = default;
+  // The heap refers to heap_pos_ of its own solver.
+  MaxMinSolver(const MaxMinSolver&) = delete;
+  MaxMinSolver& operator=(const MaxMinSolver&) = delete;
+
   // Inputs, indices local to this problem:
   //  - link_capacity[l] >= 0, bytes/s (a link of capacity 0 gives the classes on it rate 0);
   //  - class_flows[c] >= 1, the number of identical flows in class c;
@@ -52,6 +59,21 @@ class MaxMinSolver {
 
  private:
   static constexpr std::uint32_t kAbsent = 0xffffffffu;
+  // The inputs of solve().
+  struct Problem {
+    std::span<const double> link_capacity;
+    std::span<const std::uint32_t> class_flows;
+    std::span<const std::uint32_t> path_offsets;
+    std::span<const std::uint32_t> path_links;
+    std::span<const double> path_weights;
+    bool weighted;
+    // n_c w_cl of class c on its k-th link (with unit weights exactly n_c, so that unweighted
+    // problems give the same bits as counting flows).
+    double use(std::size_t c, std::uint32_t k) const {
+      const double n = static_cast<double>(class_flows[c]);
+      return weighted ? n * path_weights[k] : n;
+    }
+  };
   struct Cap {
     double share;  // capacity / demand of a link that only this class crosses
     std::uint32_t cls;
@@ -62,12 +84,23 @@ class MaxMinSolver {
   };
 
   // Heap order: smaller key first, ties by link index.
-  static bool before(const Entry& a, const Entry& b) {
-    return a.key < b.key || (a.key == b.key && a.link < b.link);
-  }
-  void remove_at(std::uint32_t pos);
-  void sift_up(std::uint32_t pos);
-  void sift_down(std::uint32_t pos);
+  struct Before {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.key < b.key || (a.key == b.key && a.link < b.link);
+    }
+  };
+  struct Position {
+    std::vector<std::uint32_t>* heap_pos;
+    void operator()(const Entry& e, std::uint32_t pos) const { (*heap_pos)[e.link] = pos; }
+  };
+  // The paths transposed into link -> classes, and the per-link sums.
+  void transpose(const Problem& problem);
+  // Private links become caps on their class, shared ones enter the heap.
+  void place_links(std::size_t links);
+  // Progressive filling: freezes every class at its rate.
+  void fill(const Problem& problem, std::span<double> rate);
+  // Takes the top link out of the heap.
+  void pop_top();
 
   std::vector<double> remaining_;            // per link: capacity not yet given to frozen flows
   std::vector<std::uint64_t> unfrozen_;      // per link: unfrozen flows crossing it
@@ -80,7 +113,8 @@ class MaxMinSolver {
   std::vector<std::uint32_t> touched_mark_;
   std::vector<std::uint8_t> frozen_;
   std::vector<Cap> caps_;  // sorted by share
-  std::vector<Entry> heap_;
+  // The shared links by key (lazy: see the header comment).
+  IndexedHeap<Entry, Before, Position> heap_{Position{&heap_pos_}};
 };
 
 }  // namespace stepsim::engine

@@ -56,9 +56,9 @@ void Simulator::run_until(Time limit) {
 void Simulator::run_events(Time limit) {
   const std::int64_t limit_ps = limit.picoseconds();
   for (;;) {
-    if (!bucket_heap_.empty() && bucket_heap_[0].time_ps <= limit_ps) {
-      const std::int64_t time_ps = bucket_heap_[0].time_ps;
-      Bucket& bucket = buckets_[bucket_heap_[0].bucket];
+    if (!bucket_heap_.empty() && bucket_heap_.top().time_ps <= limit_ps) {
+      const std::int64_t time_ps = bucket_heap_.top().time_ps;
+      Bucket& bucket = buckets_[bucket_heap_.top().bucket];
       if (time_ps > now_.picoseconds() && !instant_end_.empty()) {
         fire_instant_end();
         continue;
@@ -93,7 +93,7 @@ void Simulator::fire_instant_end() {
 }
 
 // Appends to the instant's bucket, opening one (and pushing it on the heap) when the instant has
-// none. A hand-written heap: the comparison is one integer.
+// none.
 void Simulator::push(std::int64_t time_ps, const QueueEntry& entry) {
   const auto key = static_cast<std::uint64_t>(time_ps);
   if (std::uint32_t* const found = bucket_at_.find(key)) {
@@ -114,45 +114,16 @@ void Simulator::push(std::int64_t time_ps, const QueueEntry& entry) {
   bucket.entries.clear();
   bucket.entries.push_back(entry);
   bucket_at_.insert(key, b);
-  std::size_t i = bucket_heap_.size();
-  bucket_heap_.push_back({time_ps, b});
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / 2;
-    if (time_ps >= bucket_heap_[parent].time_ps) break;
-    bucket_heap_[i] = bucket_heap_[parent];
-    i = parent;
-  }
-  bucket_heap_[i] = {time_ps, b};
+  bucket_heap_.push({time_ps, b});
 }
 
 void Simulator::retire_front_bucket() {
-  const HeapEntry front = bucket_heap_[0];
+  const HeapEntry front = bucket_heap_.top();
   bucket_at_.erase(static_cast<std::uint64_t>(front.time_ps));
   free_buckets_.push_back(front.bucket);
-  const HeapEntry last = bucket_heap_.back();
-  bucket_heap_.pop_back();
-  const std::size_t n = bucket_heap_.size();
-  if (n == 0) return;
-  // Bottom-up pop: the hole at the root goes down to a leaf along the smaller children (one
-  // comparison per level, chosen without a branch), then the last entry rises from there. The
-  // last entry usually belongs near the bottom, so this beats sifting it down from the root,
-  // whose second comparison per level is a coin toss for the branch predictor. Times are distinct
-  // per bucket, so the heap holds the same order either way.
-  std::size_t i = 0;
-  for (std::size_t child = 1; child < n; child = 2 * i + 1) {
-    if (child + 1 < n)
-      child +=
-          static_cast<std::size_t>(bucket_heap_[child + 1].time_ps < bucket_heap_[child].time_ps);
-    bucket_heap_[i] = bucket_heap_[child];
-    i = child;
-  }
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / 2;
-    if (bucket_heap_[parent].time_ps < last.time_ps) break;
-    bucket_heap_[i] = bucket_heap_[parent];
-    i = parent;
-  }
-  bucket_heap_[i] = last;
+  // The bottom-up pop: a new instant is usually later than most pending ones, so the last entry
+  // belongs near the bottom (IndexedHeap::pop_bottom_up).
+  bucket_heap_.pop_bottom_up();
 }
 
 }  // namespace stepsim::engine

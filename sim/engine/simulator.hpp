@@ -25,6 +25,7 @@
 
 #include "sim/common/units.hpp"
 #include "sim/engine/flat_index.hpp"
+#include "sim/engine/indexed_heap.hpp"
 #include "sim/engine/inline_function.hpp"
 
 namespace stepsim::engine {
@@ -114,14 +115,18 @@ class Simulator {
     std::int64_t time_ps;
     std::uint32_t bucket;
   };
+  // Times are distinct per bucket, so the time alone orders the heap totally.
+  struct EarlierBucket {
+    bool operator()(const HeapEntry& a, const HeapEntry& b) const { return a.time_ps < b.time_ps; }
+  };
   void fire_instant_end();
 
   Time now_ = Time::zero();
   std::uint64_t next_sequence_ = 1;
   std::vector<Bucket> buckets_;  // pool; free ones keep their capacity
   std::vector<std::uint32_t> free_buckets_;
-  std::vector<HeapEntry> bucket_heap_;  // binary min-heap on time (distinct per bucket)
-  FlatIndex bucket_at_;                 // time_ps -> bucket
+  IndexedHeap<HeapEntry, EarlierBucket> bucket_heap_;  // no positions: only the top leaves
+  FlatIndex bucket_at_;                                // time_ps -> bucket
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<InstantEndListener*> instant_end_;

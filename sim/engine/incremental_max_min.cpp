@@ -1,0 +1,170 @@
+#include "sim/engine/incremental_max_min.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace stepsim::engine::detail {
+namespace {
+
+// Classes whose rate is below the smallest departed rate by more than this (relative) keep their
+// rates without a re-solve (IncrementalMaxMin::solve()).
+constexpr double kFixedRateMargin = 1e-9;
+
+}  // namespace
+
+IncrementalMaxMin::Component IncrementalMaxMin::solve(bool full_resolve) {
+  // Which classes keep their rates. Progressive filling freezes flows in increasing order of rate.
+  // When flows only leave (no arrival this instant), let r be the smallest rate of a departed flow.
+  // Below level r the departed flows were still unfrozen in the old filling, so no link they
+  // cross saturated below r (it would have frozen them there); removing them only lowers the load
+  // of such links at every level. The links that saturated below r carry no departed flow and see
+  // the same frozen set at each level, so they saturate at the same levels again: every class with
+  // a rate below r keeps it exactly. Those classes are fixed (their load is taken off the link
+  // capacities) and only the classes at r or above are re-solved, which is the same progressive
+  // filling from level r on. A relative margin keeps classes that floating point puts a hair below
+  // r in the re-solved set. An arrival can lower any rate: then nothing is fixed.
+  const double fixed_below =
+      (full_resolve || instant_has_arrival_ || !std::isfinite(instant_min_departed_rate_))
+          ? 0.0
+          : instant_min_departed_rate_ * (1.0 - kFixedRateMargin);
+  instant_has_arrival_ = false;
+  instant_min_departed_rate_ = std::numeric_limits<double>::infinity();
+  if (changed_.empty()) return {};
+  ++solves_;
+  start_search(full_resolve);
+  for (;;) {
+    scan(fixed_below);
+    solve_local();
+    if (!grow_boundary()) break;
+    ++boundary_expansions_;
+  }
+  return {comp_classes_, rate_, comp_links_};
+}
+
+void IncrementalMaxMin::start_search(bool full_resolve) {
+  ++stamp_;
+  comp_links_.clear();
+  comp_classes_.clear();
+  fixed_load_.clear();
+  fixed_count_.clear();
+  crossed_.clear();
+  scan_queue_.clear();
+  // The component's classes as a problem with local indices, built as the search finds them (a
+  // class's links are visited, so numbered, before its path is written).
+  flows_.clear();
+  offsets_.assign(1, 0);
+  path_.clear();
+  share_.clear();
+  sprayed_ = false;  // share_ is filled from the first sprayed class on
+  if (full_resolve) {
+    for (std::uint32_t l = 0; l < tables_.link_capacity.size(); ++l)
+      visit_link(l, true);
+  } else {
+    for (const std::uint32_t d : changed_) {
+      for (const std::uint32_t l : tables_.path(d))
+        visit_link(l, true);
+    }
+  }
+}
+
+void IncrementalMaxMin::visit_link(std::uint32_t l, bool cross) {
+  if (link_mark_[l] != stamp_) {
+    link_mark_[l] = stamp_;
+    link_local_[l] = static_cast<std::uint32_t>(comp_links_.size());
+    comp_links_.push_back(l);
+    crossed_.push_back(cross ? 1 : 0);
+    fixed_load_.push_back(0.0);
+    fixed_count_.push_back(0);
+    if (cross) scan_queue_.push_back(l);
+  }
+}
+
+void IncrementalMaxMin::scan(double fixed_below) {
+  for (std::size_t q = 0; q < scan_queue_.size(); ++q) {
+    const std::uint32_t j = link_local_[scan_queue_[q]];
+    const std::vector<std::uint32_t>& on_link = tables_.link_classes[scan_queue_[q]];
+    const std::vector<double>& shares_on_link = tables_.link_shares[scan_queue_[q]];
+    for (std::size_t k = 0; k < on_link.size(); ++k) {
+      if (k + kPrefetchAhead < on_link.size()) prefetch(&tables_.hot[on_link[k + kPrefetchAhead]]);
+      const std::uint32_t cls = on_link[k];
+      ClassHot& c = tables_.hot[cls];
+      if (c.mark == stamp_) continue;
+      if (c.rate > 0.0 && c.rate < fixed_below) {  // the only classes a crossed link leaves out
+        fixed_load_[j] += static_cast<double>(c.flows) * c.rate * shares_on_link[k];
+        fixed_count_[j] += c.flows;
+        continue;
+      }
+      c.mark = stamp_;
+      comp_classes_.push_back(cls);
+      flows_.push_back(c.flows);
+      if (FlowTables::sprayed(c) && !sprayed_) {
+        sprayed_ = true;
+        share_.assign(path_.size(), 1.0);
+      }
+      const std::span<const std::uint32_t> links = tables_.path(cls);
+      for (std::size_t i = 0; i < links.size(); ++i) {
+        const std::uint32_t l = links[i];
+        // (Most links are met again; the saturation test is only for the first meeting.)
+        if (link_mark_[l] != stamp_)
+          visit_link(l, saturated(tables_.link_load[l], tables_.link_capacity[l]));
+        path_.push_back(link_local_[l]);
+        if (sprayed_) share_.push_back(tables_.share(cls, i));
+      }
+      offsets_.push_back(static_cast<std::uint32_t>(path_.size()));
+    }
+  }
+  scan_queue_.clear();
+}
+
+void IncrementalMaxMin::solve_local() {
+  // Each link's capacity less the load of the classes outside the component: the fixed ones on
+  // crossed links (summed by the search), any on boundary links (summed here, again after each
+  // growth of the component).
+  const std::size_t nl = comp_links_.size();
+  const std::size_t nc = comp_classes_.size();
+  capacity_.resize(nl);
+  for (std::size_t j = 0; j < nl; ++j) {
+    if (crossed_[j] == 0) {
+      fixed_load_[j] = 0.0;
+      fixed_count_[j] = 0;
+      const std::vector<std::uint32_t>& on_link = tables_.link_classes[comp_links_[j]];
+      const std::vector<double>& shares_on_link = tables_.link_shares[comp_links_[j]];
+      for (std::size_t k = 0; k < on_link.size(); ++k) {
+        if (k + kPrefetchAhead < on_link.size())
+          prefetch(&tables_.hot[on_link[k + kPrefetchAhead]]);
+        const ClassHot& c = tables_.hot[on_link[k]];
+        if (c.mark == stamp_) continue;
+        fixed_load_[j] += static_cast<double>(c.flows) * c.rate * shares_on_link[k];
+        fixed_count_[j] += c.flows;
+      }
+    }
+    capacity_[j] = std::max(tables_.link_capacity[comp_links_[j]] - fixed_load_[j], 0.0);
+  }
+  rate_.resize(nc);
+  classes_solved_ += nc;
+  solver_.solve(capacity_, flows_, offsets_, path_, share_, rate_);
+}
+
+bool IncrementalMaxMin::grow_boundary() {
+  const std::size_t nl = comp_links_.size();
+  const std::size_t nc = comp_classes_.size();
+  load_.assign(fixed_load_.begin(), fixed_load_.end());
+  for (std::size_t i = 0; i < nc; ++i) {
+    const double class_load = static_cast<double>(flows_[i]) * rate_[i];
+    for (std::uint32_t k = offsets_[i]; k < offsets_[i + 1]; ++k)
+      load_[path_[k]] += sprayed_ ? class_load * share_[k] : class_load;
+  }
+  for (std::size_t j = 0; j < nl; ++j) {
+    if (crossed_[j] != 0) continue;
+    const std::uint32_t l = comp_links_[j];
+    if (saturated(load_[j], tables_.link_capacity[l])) {
+      crossed_[j] = 1;
+      fixed_load_[j] = 0.0;  // the search sums its fixed classes when it crosses it
+      fixed_count_[j] = 0;
+      scan_queue_.push_back(l);
+    }
+  }
+  return !scan_queue_.empty();
+}
+
+}  // namespace stepsim::engine::detail

@@ -1,0 +1,144 @@
+// Internal to the flow network: the incremental max-min solve over the flow tables. It keeps the
+// set of classes changed since the last solve (flows joined or left them) and, when asked, finds
+// the component of links and classes those changes can reach, solves it exactly (MaxMinSolver) and
+// hands back the component with its new rates (bytes/s per flow); applying them is the caller's.
+//
+// The component. Max-min rates couple flows only through saturated links: a flow's rate is set by
+// a saturated link where it has the largest rate (its bottleneck). So the search goes from the
+// changed classes' links through the saturated links only (as of the last solve): link -> its
+// active classes -> their links. A link the search reaches but does not cross (it had spare
+// capacity) joins the problem as a boundary link, with the capacity that the classes outside the
+// component leave on it. After the solve, a boundary link that the new rates fill joins the search
+// (its classes may now be bottlenecked by component classes) and the solve is repeated; when none
+// fills, every class outside keeps its rate exactly (its bottleneck link holds no component class,
+// and no link it crosses went over capacity) and the component's rates are max-min fair given them.
+//
+// Fixed classes. When flows only leave in an instant, the classes with rates below the smallest
+// departed rate keep their rates exactly and are left out of the component (see solve() in the
+// .cpp for why). A full re-solve mode covers every link and class instead, to check against.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "sim/engine/flow_tables.hpp"
+#include "sim/engine/max_min_solver.hpp"
+
+namespace stepsim::engine::detail {
+
+class IncrementalMaxMin {
+ public:
+  // Reads and marks `tables` (which must outlive it): the classes' `mark` and `dirty` fields.
+  explicit IncrementalMaxMin(FlowTables& tables) : tables_(tables) {}
+  IncrementalMaxMin(const IncrementalMaxMin&) = delete;
+  IncrementalMaxMin& operator=(const IncrementalMaxMin&) = delete;
+
+  // A new link (indices follow FlowTables).
+  void add_link() {
+    link_mark_.push_back(0);
+    link_local_.push_back(0);
+  }
+
+  // Records a change of class `cls` for the next solve; true when it was not yet recorded.
+  bool mark_changed(std::uint32_t cls) {
+    FlowClass& c = tables_.classes[cls];
+    if (c.dirty) return false;
+    c.dirty = true;
+    changed_.push_back(cls);
+    return true;
+  }
+  bool has_changes() const { return !changed_.empty(); }
+  // What the changes of this instant were: a flow arrived, or flows at `rate` drained. They decide
+  // which classes keep their rates.
+  void note_arrival() { instant_has_arrival_ = true; }
+  void note_departure(double rate) {
+    instant_min_departed_rate_ = std::min(instant_min_departed_rate_, rate);
+  }
+
+  // The component solved: its classes with their new rates, and its links.
+  struct Component {
+    std::span<const std::uint32_t> classes;
+    std::span<const double> rates;  // parallel to classes
+    std::span<const std::uint32_t> links;
+  };
+  // Solves the component of the changes recorded (or everything with `full_resolve`); empty when
+  // nothing changed. Forgets the instant's arrival and departures. The changed classes stay
+  // listed (changed()) until forget_changes(). The spans are valid until the next call.
+  Component solve(bool full_resolve);
+  std::span<const std::uint32_t> changed() const { return changed_; }
+  void forget_changes() {
+    for (const std::uint32_t cls : changed_)
+      tables_.classes[cls].dirty = false;
+    changed_.clear();
+  }
+
+  // The component links' loads and flow counts under the rates applied: begin_loads(), then
+  // add_class_load() for each class i of the component (in order) with its flows and applied
+  // rate, then load(j) and flows(j) for the j-th component link.
+  void begin_loads() {
+    load_.assign(fixed_load_.begin(), fixed_load_.end());
+    count_.assign(fixed_count_.begin(), fixed_count_.end());
+  }
+  void add_class_load(std::size_t i, std::uint32_t flows, double rate) {
+    const double class_load = static_cast<double>(flows) * rate;
+    for (std::uint32_t k = offsets_[i]; k < offsets_[i + 1]; ++k) {
+      load_[path_[k]] += sprayed_ ? class_load * share_[k] : class_load;
+      count_[path_[k]] += flows;
+    }
+  }
+  double load(std::size_t j) const { return load_[j]; }
+  std::uint32_t flows(std::size_t j) const { return count_[j]; }
+
+  // Work measures: solves run, classes they covered, solves repeated because a boundary link
+  // filled up.
+  std::uint64_t solves() const { return solves_; }
+  std::uint64_t classes_solved() const { return classes_solved_; }
+  std::uint64_t boundary_expansions() const { return boundary_expansions_; }
+
+ private:
+  void start_search(bool full_resolve);
+  void visit_link(std::uint32_t l, bool cross);
+  // Visits the classes on the links queued to be crossed; classes below `fixed_below` stay out.
+  void scan(double fixed_below);
+  // Solves the component as it stands into rate_.
+  void solve_local();
+  // Queues the boundary links that rate_ fills; true when there is one.
+  bool grow_boundary();
+
+  FlowTables& tables_;
+  std::vector<std::uint32_t> changed_;
+  bool instant_has_arrival_ = false;
+  double instant_min_departed_rate_ = std::numeric_limits<double>::infinity();
+
+  std::uint32_t stamp_ = 0;
+  std::vector<std::uint32_t> link_mark_;   // per link: stamp of the last search that reached it
+  std::vector<std::uint32_t> link_local_;  // per link: its index in the component
+  std::vector<std::uint32_t> scan_queue_;  // links whose classes the search still has to visit
+
+  // The component as a problem with local indices (link j is comp_links_[j], class i is
+  // comp_classes_[i]), built as the search finds it.
+  std::vector<std::uint32_t> comp_links_;
+  std::vector<std::uint32_t> comp_classes_;
+  std::vector<char> crossed_;  // per component link: crossed by the search (else boundary)
+  std::vector<double> capacity_;
+  std::vector<std::uint32_t> flows_;
+  std::vector<std::uint32_t> offsets_;
+  std::vector<std::uint32_t> path_;
+  bool sprayed_ = false;       // the component has a sprayed class: share_ is filled
+  std::vector<double> share_;  // parallel to path_ when sprayed_
+  std::vector<double> rate_;
+  std::vector<double> fixed_load_;  // per component link: load of the classes outside
+  std::vector<std::uint32_t> fixed_count_;
+  std::vector<double> load_;
+  std::vector<std::uint32_t> count_;
+  MaxMinSolver solver_;
+
+  std::uint64_t solves_ = 0;
+  std::uint64_t classes_solved_ = 0;
+  std::uint64_t boundary_expansions_ = 0;
+};
+
+}  // namespace stepsim::engine::detail

@@ -1,0 +1,66 @@
+// Internal to the flow network: per-link statistics over a window of simulated time. It integrates
+// each link's load (bytes/s) over time into bytes carried and busy time, keeps the most flows seen
+// on each link at once, and, where asked, a sample of the utilization (load / bandwidth) at every
+// change of load. The flow network tells it the load before every change (settle) and the new load
+// and flow count after (record_sample, set_flows).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/engine/flow_network.hpp"
+
+namespace stepsim::engine::detail {
+
+class LinkStatisticsRecorder {
+ public:
+  // Window from `now_ps`. With `record_samples`: samples of the links in `sampled_links` (sorted
+  // ids), or of every link when it is empty.
+  LinkStatisticsRecorder(std::int64_t now_ps, bool record_samples,
+                         std::vector<std::uint32_t> sampled_links);
+
+  void add_link(std::int64_t now_ps);
+  // Counts the link's `load` (bytes/s) from the last settle up to `now_ps`: call before the load
+  // changes.
+  void settle(std::uint32_t link, std::int64_t now_ps, double load);
+  // Records the load that changed from `old_load` to `load` at `now_ps` (a sampled link only, and
+  // only for a change above 1e-12 of the bandwidth `capacity`).
+  void record_sample(std::uint32_t link, std::int64_t now_ps, double old_load, double load,
+                     double capacity);
+  // The flows crossing the link now (as seen by a solve); raises the peak.
+  void set_flows(std::uint32_t link, std::uint32_t flows) {
+    flows_[link] = flows;
+    peak_flows_[link] = std::max(peak_flows_[link], flows);
+  }
+  // `departed` flows left the link before a solve counted them (at most as many as it holds).
+  void remove_flows(std::uint32_t link, std::uint32_t departed) {
+    flows_[link] -= std::min(departed, flows_[link]);
+  }
+
+  // The link's statistics at `now_ps`, with its current `load` and bandwidth `capacity`.
+  LinkStatistics statistics(std::uint32_t link, std::int64_t now_ps, double load,
+                            double capacity) const;
+  // Starts a new window at `now_ps` (each link at its current load in `loads`).
+  void restart(std::int64_t now_ps, std::span<const double> loads);
+  std::span<const UtilizationSample> samples(std::uint32_t link) const { return samples_[link]; }
+  // Bytes carried since the link was created, up to its last settle (for the conservation check).
+  double lifetime_bytes(std::uint32_t link) const { return lifetime_bytes_[link]; }
+  std::int64_t settled_ps(std::uint32_t link) const { return settled_ps_[link]; }
+
+ private:
+  bool record_samples_;
+  std::vector<std::uint32_t> sampled_links_;
+  std::int64_t window_start_ps_;
+  std::vector<double> bytes_;           // in the window
+  std::vector<double> lifetime_bytes_;  // since creation
+  std::vector<std::int64_t> busy_ps_;
+  std::vector<std::int64_t> settled_ps_;
+  std::vector<std::uint32_t> flows_;
+  std::vector<std::uint32_t> peak_flows_;
+  std::vector<char> sampled_;  // per link: record its utilization samples
+  std::vector<std::vector<UtilizationSample>> samples_;
+};
+
+}  // namespace stepsim::engine::detail
