@@ -14,15 +14,14 @@
 #include <span>
 #include <vector>
 
+#include "sim/common/dense_id.hpp"
 #include "workloads/operation.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace stepsim::workloads {
 
-struct GroupId {
-  std::uint32_t value = 0;
-  auto operator<=>(const GroupId&) const = default;
-};
+// An interned communicator group: dense, 0..groups-1.
+using GroupId = DenseId<struct GroupTag>;
 
 class RankMap {
  public:
@@ -38,14 +37,14 @@ class RankMap {
     return GroupId{group_of_[static_cast<std::size_t>(kind)][static_cast<std::size_t>(rank)]};
   }
   std::span<const int> members(GroupId g) const {
-    return {members_.data() + offsets_[g.value], members_.data() + offsets_[g.value + 1]};
+    return {members_.data() + offsets_[g.value()], members_.data() + offsets_[g.value() + 1]};
   }
   // The rank's position in its group of `kind`.
   int index_in_group(int rank, Communicator kind) const {
     return static_cast<int>(
         index_of_[static_cast<std::size_t>(kind)][static_cast<std::size_t>(rank)]);
   }
-  Communicator kind_of(GroupId g) const { return kinds_[g.value]; }
+  Communicator kind_of(GroupId g) const { return kinds_[g.value()]; }
   std::size_t group_count() const { return kinds_.size(); }
 
  private:

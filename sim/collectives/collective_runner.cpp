@@ -297,7 +297,7 @@ void CollectiveRunner::launch(std::uint32_t slot) {
     // In-switch traffic: the member's own link (first link up, last link down) sets the overhead.
     if (!first.empty()) {
       const double factor =
-          links_.in_switch_factor[(t.src.is_switch() ? first.back() : first.front()).value];
+          links_.in_switch_factor[(t.src.is_switch() ? first.back() : first.front()).value()];
       bytes = Bytes(std::llround(bytes.as_double() * factor));
     }
   }
@@ -339,9 +339,9 @@ void CollectiveRunner::start_sprayed(const Run& run, const Transfer& t,
     // In-switch traffic: the member's own links set the overhead (the links leaving the member
     // up, or entering it down); a sprayed member uses them all alike.
     for (const engine::LinkShare& s : shares) {
-      const topology::LinkIndex l(s.link.value);
+      const topology::LinkIndex l(s.link.value());
       if (t.src.is_switch() ? topology_.target(l) == dst : topology_.source(l) == src) {
-        bytes = Bytes(std::llround(bytes.as_double() * links_.in_switch_factor[s.link.value]));
+        bytes = Bytes(std::llround(bytes.as_double() * links_.in_switch_factor[s.link.value()]));
         break;
       }
     }

@@ -30,7 +30,7 @@ NetworkLinks add_topology_links(engine::FlowNetwork& network, const topology::To
     }
     links.bandwidth.push_back(bandwidth);
     const engine::LinkId id = network.add_link(bandwidth, topology.latency(link));
-    if (id.value != i) throw std::logic_error("add_topology_links: link ids diverge (bug)");
+    if (id.value() != i) throw std::logic_error("add_topology_links: link ids diverge (bug)");
   }
   // Reduction links, in accelerator order (deterministic ids).
   links.reduction_link.assign(topology.num_nodes(), NetworkLinks::kNoLink);
@@ -46,7 +46,7 @@ NetworkLinks add_topology_links(engine::FlowNetwork& network, const topology::To
     }
     if (rate)
       links.reduction_link[accelerator.value()] =
-          network.add_link(BytesPerSecond(*rate), Time::zero()).value;
+          network.add_link(BytesPerSecond(*rate), Time::zero()).value();
   }
   return links;
 }

@@ -43,7 +43,7 @@ std::uint64_t hash_path(std::span<const LinkId> path, std::span<const double> sh
   // resolved by comparing paths.
   std::uint64_t h = 1469598103934665603ull;
   for (const LinkId l : path) {
-    h ^= l.value;
+    h ^= l.value();
     h *= 1099511628211ull;
   }
   for (const double share : shares) {
@@ -87,10 +87,10 @@ std::size_t FlowNetwork::link_count() const {
   return state_->tables_.link_capacity.size();
 }
 BytesPerSecond FlowNetwork::bandwidth(LinkId link) const {
-  return BytesPerSecond(state_->tables_.link_capacity[link.value]);
+  return BytesPerSecond(state_->tables_.link_capacity[link.value()]);
 }
 Time FlowNetwork::latency(LinkId link) const {
-  return state_->link_latency_[link.value];
+  return state_->link_latency_[link.value()];
 }
 
 FlowId FlowNetwork::start_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
@@ -116,7 +116,7 @@ BytesPerSecond FlowNetwork::current_rate(FlowId flow) const {
   return state_->current_rate(flow);
 }
 BytesPerSecond FlowNetwork::load(LinkId link) const {
-  return BytesPerSecond(state_->tables_.link_load[link.value]);
+  return BytesPerSecond(state_->tables_.link_load[link.value()]);
 }
 LinkStatistics FlowNetwork::link_statistics(LinkId link) const {
   return state_->link_statistics(link);
@@ -125,7 +125,7 @@ void FlowNetwork::restart_statistics() {
   state_->restart_statistics();
 }
 std::span<const UtilizationSample> FlowNetwork::utilization_samples(LinkId link) const {
-  return state_->stats_.samples(link.value);
+  return state_->stats_.samples(link.value());
 }
 std::uint64_t FlowNetwork::solves() const {
   return state_->max_min_.solves();
@@ -198,9 +198,9 @@ FlowId FlowNetwork::State::start_flow(std::int64_t source, std::int64_t destinat
     }
     total_weight += p.weight;
     for (const LinkId l : p.links) {
-      if (l.value >= tables_.link_capacity.size()) {
+      if (l.value() >= tables_.link_capacity.size()) {
         throw std::invalid_argument("FlowNetwork::start_flow: unknown link " +
-                                    std::to_string(l.value));
+                                    std::to_string(l.value()));
       }
     }
   }
@@ -215,7 +215,7 @@ FlowId FlowNetwork::State::start_flow(std::int64_t source, std::int64_t destinat
     } else {
       Time latency = Time::zero();
       for (const LinkId l : p.links)
-        latency += link_latency_[l.value];
+        latency += link_latency_[l.value()];
       flows_[f].finish = std::max(flows_[f].finish, now + latency);
     }
   }
@@ -232,21 +232,21 @@ FlowId FlowNetwork::State::start_sprayed_flow(std::int64_t source, std::int64_t 
   // same class, and a link's place in the path is found by bisection.
   std::vector<LinkShare> sorted(links.begin(), links.end());
   std::sort(sorted.begin(), sorted.end(),
-            [](const LinkShare& a, const LinkShare& b) { return a.link.value < b.link.value; });
+            [](const LinkShare& a, const LinkShare& b) { return a.link.value() < b.link.value(); });
   std::vector<LinkId> path;
   std::vector<double> shares;
   path.reserve(sorted.size());
   shares.reserve(sorted.size());
   for (const LinkShare& l : sorted) {
-    if (l.link.value >= tables_.link_capacity.size()) {
+    if (l.link.value() >= tables_.link_capacity.size()) {
       throw std::invalid_argument("FlowNetwork::start_sprayed_flow: unknown link " +
-                                  std::to_string(l.link.value));
+                                  std::to_string(l.link.value()));
     }
     if (!(l.share > 0.0) || !std::isfinite(l.share)) {
       throw std::invalid_argument("FlowNetwork::start_sprayed_flow: share must be positive, got " +
                                   std::to_string(l.share));
     }
-    if (!path.empty() && path.back().value == l.link.value)
+    if (!path.empty() && path.back().value() == l.link.value())
       throw std::invalid_argument("FlowNetwork::start_sprayed_flow: a link listed twice");
     path.push_back(l.link);
     shares.push_back(l.share);
@@ -357,7 +357,7 @@ std::uint32_t FlowNetwork::State::find_or_create_class(std::span<const LinkId> p
       const std::span<const std::uint32_t> links = tables_.path(c);
       if (FlowTables::sprayed(tables_.hot[c]) == spray && links.size() == path.size() &&
           std::equal(path.begin(), path.end(), links.begin(),
-                     [](LinkId a, std::uint32_t b) { return a.value == b; }) &&
+                     [](LinkId a, std::uint32_t b) { return a.value() == b; }) &&
           (!spray || (std::equal(shares.begin(), shares.end(), tables_.classes[c].shares.begin()) &&
                       tables_.classes[c].latency == latency))) {
         return c;
@@ -396,11 +396,11 @@ std::uint32_t FlowNetwork::State::create_class(std::span<const LinkId> path,
   Time path_latency = Time::zero();
   for (std::size_t i = 0; i < path.size(); ++i) {
     if (links != nullptr) {
-      links[i] = path[i].value;
+      links[i] = path[i].value();
     } else {
-      c.long_path.push_back(path[i].value);
+      c.long_path.push_back(path[i].value());
     }
-    path_latency += link_latency_[path[i].value];
+    path_latency += link_latency_[path[i].value()];
   }
   c.link_bytes_per_byte = 0.0;
   if (spray) {
@@ -648,8 +648,8 @@ void FlowNetwork::State::deliver(std::uint32_t flow) {
 }
 
 BytesPerSecond FlowNetwork::State::current_rate(FlowId flow) const {
-  const auto slot = static_cast<std::uint32_t>(flow.value & 0xffffffffu);
-  const auto generation = static_cast<std::uint32_t>(flow.value >> 32);
+  const auto slot = static_cast<std::uint32_t>(flow.value() & 0xffffffffu);
+  const auto generation = static_cast<std::uint32_t>(flow.value() >> 32);
   if (slot >= flows_.size()) return BytesPerSecond(0.0);
   const FlowRecord& rec = flows_[slot];
   if (!rec.active || rec.generation != generation) return BytesPerSecond(0.0);
@@ -753,7 +753,7 @@ void FlowNetwork::State::apply_rates(const IncrementalMaxMin::Component& compone
 // Statistics and checks.
 
 LinkStatistics FlowNetwork::State::link_statistics(LinkId link) const {
-  const std::uint32_t l = link.value;
+  const std::uint32_t l = link.value();
   return stats_.statistics(l, sim_.now().picoseconds(), tables_.link_load[l],
                            tables_.link_capacity[l]);
 }

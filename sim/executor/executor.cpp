@@ -305,7 +305,7 @@ class Executor::Impl {
       });
       return;
     }
-    std::vector<std::uint32_t>& open = pending_by_group_[group.value];
+    std::vector<std::uint32_t>& open = pending_by_group_[group.value()];
     std::size_t at = 0;
     while (at < open.size() && pending_[open[at]].seq != op.seq)
       ++at;
@@ -451,7 +451,7 @@ class Executor::Impl {
   }
 
   const collectives::Placement& placement(workloads::GroupId group) {
-    auto& slot = placements_[group.value];
+    auto& slot = placements_[group.value()];
     if (!slot) {
       const auto members = workload_.ranks().members(group);
       std::vector<std::uint32_t> ranks(members.begin(), members.end());
@@ -461,7 +461,7 @@ class Executor::Impl {
   }
 
   CachedPlan& plan_for(workloads::GroupId group, const Op& op) {
-    const PlanKey key{group.value, static_cast<std::uint8_t>(op.collective), op.bytes, op.matrix};
+    const PlanKey key{group.value(), static_cast<std::uint8_t>(op.collective), op.bytes, op.matrix};
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second;
     collectives::Operation operation;
@@ -540,7 +540,7 @@ class Executor::Impl {
       const auto group = workload_.group(rank, op);
       const auto members = workload_.ranks().members(group);
       const PendingCollective* pending = nullptr;
-      for (std::uint32_t slot : pending_by_group_[group.value]) {
+      for (std::uint32_t slot : pending_by_group_[group.value()]) {
         if (pending_[slot].seq == op.seq) pending = &pending_[slot];
       }
       std::vector<int> missing;

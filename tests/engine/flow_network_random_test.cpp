@@ -160,7 +160,7 @@ TEST(FlowNetworkRandom, RatesMatchBruteForceWaterFilling) {
         if (!active[f]) continue;
         std::vector<int> p;
         for (const LinkId l : in.flows[f].paths[0])
-          p.push_back(static_cast<int>(l.value));
+          p.push_back(static_cast<int>(l.value()));
         paths.push_back(p);
         which.push_back(f);
       }
@@ -189,9 +189,9 @@ TEST(FlowNetworkRandom, SprayedFlowsMatchWeightedBruteForceAndFullResolve) {
       in.flows[f].paths.resize(1);
       in.flows[f].bytes = std::max<std::int64_t>(in.flows[f].bytes, 1);
       std::vector<LinkId>& path = in.flows[f].paths[0];
-      std::sort(path.begin(), path.end(), [](LinkId a, LinkId b) { return a.value < b.value; });
+      std::sort(path.begin(), path.end(), [](LinkId a, LinkId b) { return a.value() < b.value(); });
       path.erase(std::unique(path.begin(), path.end(),
-                             [](LinkId a, LinkId b) { return a.value == b.value; }),
+                             [](LinkId a, LinkId b) { return a.value() == b.value(); }),
                  path.end());
       if (f % 2 == 0) {
         for (std::size_t i = 0; i < path.size(); ++i)
@@ -237,7 +237,7 @@ TEST(FlowNetworkRandom, SprayedFlowsMatchWeightedBruteForceAndFullResolve) {
           if (!active[f]) continue;
           std::vector<int> p;
           for (const LinkId l : in.flows[f].paths[0])
-            p.push_back(static_cast<int>(l.value));
+            p.push_back(static_cast<int>(l.value()));
           weights.push_back(shares[f].empty() ? std::vector<double>(p.size(), 1.0) : shares[f]);
           paths.push_back(p);
           which.push_back(f);

@@ -317,9 +317,9 @@ TEST_F(FlowNetworkTest, SamplesOnlyTheChosenLinks) {
 }
 
 TEST_F(FlowNetworkTest, LinkIdsAreDenseInInsertionOrder) {
-  EXPECT_EQ(link(kGBps).value, 0u);
-  EXPECT_EQ(link(kGBps).value, 1u);
-  EXPECT_EQ(link(kGBps).value, 2u);
+  EXPECT_EQ(link(kGBps).value(), 0u);
+  EXPECT_EQ(link(kGBps).value(), 1u);
+  EXPECT_EQ(link(kGBps).value(), 2u);
   EXPECT_EQ(net.link_count(), 3u);
 }
 

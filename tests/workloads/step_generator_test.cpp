@@ -106,7 +106,7 @@ std::string replay(const Workload& w) {
           std::size_t needed = 2;
           if (op.kind == OpKind::kCollective) {
             const GroupId g = w.group(r, op);
-            waiting = &arrived[{g.value, op.seq}];
+            waiting = &arrived[{g.value(), op.seq}];
             needed = w.ranks().members(g).size();
           } else {
             const int peer = w.peer(r, op);
