@@ -54,24 +54,22 @@ BytesPerSecond Topology::effective_bandwidth(LinkIndex id) const {
   return l.bandwidth * classes_[l.link_class].efficiency;
 }
 
+LinkClass* Topology::find_class(std::string_view link_class) {
+  for (LinkClass& c : classes_)
+    if (c.name == link_class) return &c;
+  return nullptr;
+}
+
 bool Topology::set_efficiency(std::string_view link_class, double efficiency) {
-  for (LinkClass& c : classes_) {
-    if (c.name == link_class) {
-      c.efficiency = efficiency;
-      return true;
-    }
-  }
-  return false;
+  LinkClass* c = find_class(link_class);
+  if (c != nullptr) c->efficiency = efficiency;
+  return c != nullptr;
 }
 
 bool Topology::set_multipath(std::string_view link_class, Multipath multipath) {
-  for (LinkClass& c : classes_) {
-    if (c.name == link_class) {
-      c.multipath = multipath;
-      return true;
-    }
-  }
-  return false;
+  LinkClass* c = find_class(link_class);
+  if (c != nullptr) c->multipath = multipath;
+  return c != nullptr;
 }
 
 std::string Topology::describe(LinkIndex id) const {

@@ -202,6 +202,7 @@ class Topology {
 
  private:
   friend class TopologyBuilder;
+  LinkClass* find_class(std::string_view link_class);  // nullptr when there is none
   std::string name_;
   std::vector<NodeInfo> nodes_;
   std::vector<LinkInfo> links_;

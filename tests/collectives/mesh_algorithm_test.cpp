@@ -20,6 +20,8 @@
 namespace stepsim::collectives {
 namespace {
 
+using testing::first_ranks;
+
 const BytesPerSecond kB = BytesPerSecond::gigabytes(100);
 const Time kL = Time::ns(100);
 const Time kStep = Time::ns(400);
@@ -35,12 +37,6 @@ PlanOptions options() {
 
 std::vector<std::uint32_t> ranks(std::initializer_list<std::uint32_t> list) {
   return list;
-}
-
-std::vector<std::uint32_t> first_ranks(std::uint32_t n) {
-  std::vector<std::uint32_t> r(n);
-  std::iota(r.begin(), r.end(), 0u);
-  return r;
 }
 
 GroupShape shape_of(const topology::Topology& topo, const std::vector<std::uint32_t>& r) {

@@ -17,15 +17,10 @@
 namespace stepsim::collectives {
 namespace {
 
+using testing::first_ranks;
+
 constexpr double kGB = 1e9;
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
-
-std::vector<std::uint32_t> first_ranks(std::uint32_t n) {
-  std::vector<std::uint32_t> ranks(n);
-  for (std::uint32_t r = 0; r < n; ++r)
-    ranks[r] = r;
-  return ranks;
-}
 
 // Runs `op` of `bytes` with `algorithm` over the first `n` ranks at line rate; returns the time
 // and leaves the network's link statistics in `session`.

@@ -12,14 +12,9 @@
 namespace stepsim::collectives {
 namespace {
 
-constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+using testing::first_ranks;
 
-std::vector<std::uint32_t> first_ranks(std::uint32_t n) {
-  std::vector<std::uint32_t> ranks(n);
-  for (std::uint32_t r = 0; r < n; ++r)
-    ranks[r] = r;
-  return ranks;
-}
+constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 
 Operation alltoall(std::int64_t bytes) {
   Operation op;

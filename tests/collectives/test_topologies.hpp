@@ -4,7 +4,9 @@
 // presets.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/common/config.hpp"
 #include "topology/builder_registry.hpp"
@@ -100,6 +102,14 @@ inline topology::Topology two_level(int domains, int per_domain, BytesPerSecond 
 inline topology::Topology preset(const std::string& name, const std::string& params = "{}") {
   const auto doc = config::Document::parse(params, "<test>");
   return topology::BuilderRegistry::with_builtins().build(name, doc.root(), doc.root());
+}
+
+// Ranks 0..n-1.
+inline std::vector<std::uint32_t> first_ranks(std::uint32_t n) {
+  std::vector<std::uint32_t> ranks(n);
+  for (std::uint32_t r = 0; r < n; ++r)
+    ranks[r] = r;
+  return ranks;
 }
 
 // A topology written as a YAML map the way a scenario gives it, e.g.

@@ -107,6 +107,30 @@ RunResult run_instance(const RandomInstance& in, bool full_resolve) {
   return result;
 }
 
+// The flows still active, as the brute-force oracles take them: each one's links, the weight of
+// each (its share when sprayed, else 1), and which flow of the instance it is.
+struct ActiveFlows {
+  std::vector<std::vector<int>> paths;
+  std::vector<std::vector<double>> weights;
+  std::vector<std::size_t> which;
+};
+
+ActiveFlows active_flows(const RandomInstance& in, const std::vector<bool>& active,
+                         const std::vector<std::vector<double>>& shares) {
+  ActiveFlows out;
+  for (std::size_t f = 0; f < in.flows.size(); ++f) {
+    if (!active[f]) continue;
+    std::vector<int> p;
+    for (const LinkId l : in.flows[f].paths[0])
+      p.push_back(static_cast<int>(l.value()));
+    const bool sprayed = f < shares.size() && !shares[f].empty();
+    out.weights.push_back(sprayed ? shares[f] : std::vector<double>(p.size(), 1.0));
+    out.paths.push_back(std::move(p));
+    out.which.push_back(f);
+  }
+  return out;
+}
+
 TEST(FlowNetworkRandom, IncrementalSolveMatchesFullResolveOn1000Instances) {
   // Same completion times to a relative 1e-9 (times are whole picoseconds, so at least 1 ps of
   // slack for the rounding of a drain end), on random links, paths, sizes and start times,
@@ -154,19 +178,10 @@ TEST(FlowNetworkRandom, RatesMatchBruteForceWaterFilling) {
     }
     for (int probe = 1; probe <= 20; ++probe) {
       sim.run_until(Time::us(25) * probe + Time::ps(probe));
-      std::vector<std::vector<int>> paths;
-      std::vector<std::size_t> which;
-      for (std::size_t f = 0; f < in.flows.size(); ++f) {
-        if (!active[f]) continue;
-        std::vector<int> p;
-        for (const LinkId l : in.flows[f].paths[0])
-          p.push_back(static_cast<int>(l.value()));
-        paths.push_back(p);
-        which.push_back(f);
-      }
-      const std::vector<double> expected = testing::brute_force_max_min(in.capacity, paths);
-      for (std::size_t k = 0; k < which.size(); ++k) {
-        ASSERT_NEAR(net.current_rate(ids[which[k]]).value(), expected[k], 1e-9 * expected[k])
+      const ActiveFlows now = active_flows(in, active, {});
+      const std::vector<double> expected = testing::brute_force_max_min(in.capacity, now.paths);
+      for (std::size_t k = 0; k < now.which.size(); ++k) {
+        ASSERT_NEAR(net.current_rate(ids[now.which[k]]).value(), expected[k], 1e-9 * expected[k])
             << "instance " << instance << " probe " << probe;
       }
       net.check_invariants();
@@ -230,22 +245,11 @@ TEST(FlowNetworkRandom, SprayedFlowsMatchWeightedBruteForceAndFullResolve) {
       }
       for (int probe = 1; probe <= 10 && !full; ++probe) {
         sim.run_until(Time::us(25) * probe + Time::ps(probe));
-        std::vector<std::vector<int>> paths;
-        std::vector<std::vector<double>> weights;
-        std::vector<std::size_t> which;
-        for (std::size_t f = 0; f < in.flows.size(); ++f) {
-          if (!active[f]) continue;
-          std::vector<int> p;
-          for (const LinkId l : in.flows[f].paths[0])
-            p.push_back(static_cast<int>(l.value()));
-          weights.push_back(shares[f].empty() ? std::vector<double>(p.size(), 1.0) : shares[f]);
-          paths.push_back(p);
-          which.push_back(f);
-        }
+        const ActiveFlows now = active_flows(in, active, shares);
         const std::vector<double> expected =
-            testing::brute_force_weighted_max_min(in.capacity, paths, weights);
-        for (std::size_t k = 0; k < which.size(); ++k) {
-          ASSERT_NEAR(net.current_rate(ids[which[k]]).value(), expected[k], 1e-9 * expected[k])
+            testing::brute_force_weighted_max_min(in.capacity, now.paths, now.weights);
+        for (std::size_t k = 0; k < now.which.size(); ++k) {
+          ASSERT_NEAR(net.current_rate(ids[now.which[k]]).value(), expected[k], 1e-9 * expected[k])
               << "instance " << instance << " probe " << probe;
         }
         net.check_invariants();
