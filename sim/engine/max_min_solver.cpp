@@ -13,13 +13,19 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
   assert(path_offsets.size() == class_flows.size() + 1);
   assert(rate.size() == class_flows.size());
   assert(path_weights.empty() || path_weights.size() == path_links.size());
-  const Problem problem{link_capacity, class_flows,  path_offsets,
-                        path_links,    path_weights, !path_weights.empty()};
-  transpose(problem);
-  place_links(link_capacity.size());
-  fill(problem, rate);
+  const Problem problem{link_capacity, class_flows, path_offsets, path_links, path_weights};
+  if (path_weights.empty()) {
+    transpose<false>(problem);
+    place_links<false>(link_capacity.size());
+    fill<false>(problem, rate);
+  } else {
+    transpose<true>(problem);
+    place_links<true>(link_capacity.size());
+    fill<true>(problem, rate);
+  }
 }
 
+template <bool kWeighted>
 void MaxMinSolver::transpose(const Problem& problem) {
   const std::size_t links = problem.link_capacity.size();
   const std::size_t classes = problem.class_flows.size();
@@ -28,7 +34,7 @@ void MaxMinSolver::transpose(const Problem& problem) {
   const std::span<const std::uint32_t> path_links = problem.path_links;
   remaining_.assign(problem.link_capacity.begin(), problem.link_capacity.end());
   unfrozen_.assign(links, 0);
-  demand_.assign(links, 0.0);
+  if constexpr (kWeighted) demand_.assign(links, 0.0);
   touched_mark_.assign(links, 0);
   link_offsets_.assign(links + 1, 0);
   frozen_.assign(classes, 0);
@@ -39,7 +45,7 @@ void MaxMinSolver::transpose(const Problem& problem) {
       const std::uint32_t l = path_links[k];
       ++link_offsets_[l + 1];
       unfrozen_[l] += class_flows[c];
-      demand_[l] += problem.use(c, k);
+      if constexpr (kWeighted) demand_[l] += problem.use<true>(c, k);
     }
   }
   for (std::size_t l = 0; l < links; ++l)
@@ -54,6 +60,7 @@ void MaxMinSolver::transpose(const Problem& problem) {
   touched_.clear();
 }
 
+template <bool kWeighted>
 void MaxMinSolver::place_links(std::size_t links) {
   // A link crossed by one class only (its path lists it once) can only ever limit that class, and
   // its fair share stays capacity / flows until the class freezes: it becomes a cap on the class
@@ -65,7 +72,7 @@ void MaxMinSolver::place_links(std::size_t links) {
   heap_.clear();
   for (std::uint32_t l = 0; l < links; ++l) {
     if (unfrozen_[l] == 0) continue;
-    share_[l] = remaining_[l] / demand_[l];
+    share_[l] = remaining_[l] / demand<kWeighted>(l);
     if (link_offsets_[l + 1] - link_offsets_[l] == 1) {
       caps_.push_back({share_[l], link_classes_[link_offsets_[l]]});
     } else {
@@ -78,6 +85,7 @@ void MaxMinSolver::place_links(std::size_t links) {
   });
 }
 
+template <bool kWeighted>
 void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
   const std::span<const std::uint32_t> class_flows = problem.class_flows;
   const std::span<const std::uint32_t> path_offsets = problem.path_offsets;
@@ -92,10 +100,10 @@ void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
     rate[c] = level;
     for (std::uint32_t p = path_offsets[c]; p < path_offsets[c + 1]; ++p) {
       const std::uint32_t l2 = path_links[p];
-      const double u = problem.use(c, p);
+      const double u = problem.use<kWeighted>(c, p);
       remaining_[l2] -= u * level;
       unfrozen_[l2] -= class_flows[c];
-      demand_[l2] = unfrozen_[l2] == 0 ? 0.0 : demand_[l2] - u;
+      if constexpr (kWeighted) demand_[l2] = unfrozen_[l2] == 0 ? 0.0 : demand_[l2] - u;
       if (touched_mark_[l2] != stamp) {
         touched_mark_[l2] = stamp;
         touched_.push_back(l2);
@@ -145,7 +153,7 @@ void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
     for (const std::uint32_t l2 : touched_) {
       // A private link, the link just popped, or one to drop at the top.
       if (heap_pos_[l2] == kAbsent || unfrozen_[l2] == 0) continue;
-      const double share = std::max(remaining_[l2], 0.0) / demand_[l2];
+      const double share = std::max(remaining_[l2], 0.0) / demand<kWeighted>(l2);
       share_[l2] = share;
       const std::uint32_t pos = heap_pos_[l2];
       if (share < heap_[pos].key) {

@@ -66,12 +66,15 @@ class MaxMinSolver {
     std::span<const std::uint32_t> path_offsets;
     std::span<const std::uint32_t> path_links;
     std::span<const double> path_weights;
-    bool weighted;
-    // n_c w_cl of class c on its k-th link (with unit weights exactly n_c, so that unweighted
-    // problems give the same bits as counting flows).
+    // n_c w_cl of class c on its k-th link (kWeighted false: n_c, the flows counted as before).
+    template <bool kWeighted>
     double use(std::size_t c, std::uint32_t k) const {
       const double n = static_cast<double>(class_flows[c]);
-      return weighted ? n * path_weights[k] : n;
+      if constexpr (kWeighted) {
+        return n * path_weights[k];
+      } else {
+        return n;
+      }
     }
   };
   struct Cap {
@@ -93,18 +96,33 @@ class MaxMinSolver {
     std::vector<std::uint32_t>* heap_pos;
     void operator()(const Entry& e, std::uint32_t pos) const { (*heap_pos)[e.link] = pos; }
   };
+  // Each step comes in two forms: kWeighted (some path has weights: the demand of a link is
+  // kept as the sum of n_c w_cl) and not (the demand is the count of unfrozen flows, and no
+  // weight is read: an unweighted problem costs what it cost before weights existed).
   // The paths transposed into link -> classes, and the per-link sums.
+  template <bool kWeighted>
   void transpose(const Problem& problem);
   // Private links become caps on their class, shared ones enter the heap.
+  template <bool kWeighted>
   void place_links(std::size_t links);
   // Progressive filling: freezes every class at its rate.
+  template <bool kWeighted>
   void fill(const Problem& problem, std::span<double> rate);
+  // The unfrozen demand on link l.
+  template <bool kWeighted>
+  double demand(std::uint32_t l) const {
+    if constexpr (kWeighted) {
+      return demand_[l];
+    } else {
+      return static_cast<double>(unfrozen_[l]);
+    }
+  }
   // Takes the top link out of the heap.
   void pop_top();
 
   std::vector<double> remaining_;            // per link: capacity not yet given to frozen flows
   std::vector<std::uint64_t> unfrozen_;      // per link: unfrozen flows crossing it
-  std::vector<double> demand_;               // per link: sum of n_c w_cl over unfrozen classes
+  std::vector<double> demand_;  // per link: sum of n_c w_cl over unfrozen classes (if weighted)
   std::vector<double> share_;                // per link: remaining / demand
   std::vector<std::uint32_t> heap_pos_;      // per link: position in heap_, kAbsent when not there
   std::vector<std::uint32_t> link_offsets_;  // link -> classes (transpose of the paths)
