@@ -1,5 +1,8 @@
 // The program's contract: --help and --version everywhere, results on stdout, exit codes 0/2.
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "sim/cli/cli.hpp"
@@ -86,6 +89,32 @@ TEST(Cli, ModelPrintsPublishedParameterCounts) {
   r = run({"model", "llama3-7b"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("did you mean 'llama3-8b'"), std::string::npos) << r.err;
+}
+
+TEST(Cli, TopoSaysWhichLinksSprayAndWhetherTheDefaultsReachTheFabric) {
+  // CloudMatrix384: UB sprays; a 1 GiB AllReduce and AllToAll over 64 NPUs reach most of the
+  // 392 GB/s each NPU's UB links carry (no warning). With UB hashed per transfer (what the preset
+  // did before it modeled the planes), the check says the defaults do not use the fabric.
+  Result r = run({"topo", "cloudmatrix384"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("multipath: ub, die-to-die, on-package spray, the others hash"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("scale-up   64 ranks"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of 392 GB/s per accelerator"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("less than half"), std::string::npos) << r.out;
+  const std::filesystem::path hashed =
+      std::filesystem::temp_directory_path() /
+      ("stepsim-cm384-hashed-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(hashed) << "{preset: cloudmatrix384, multipath: {ub: hash, on-package: hash}}\n";
+  r = run({"topo", hashed.string(), "--json"});
+  std::filesystem::remove(hashed);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"reachable\": false"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"multipath\": \"hash\""), std::string::npos) << r.out;
+  r = run({"topo", "cloudmatrix384", "--no-reach"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("reachable with the defaults"), std::string::npos) << r.out;
 }
 
 }  // namespace
