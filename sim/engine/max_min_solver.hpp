@@ -120,10 +120,10 @@ class MaxMinSolver {
   // Takes the top link out of the heap.
   void pop_top();
 
-  std::vector<double> remaining_;            // per link: capacity not yet given to frozen flows
-  std::vector<std::uint64_t> unfrozen_;      // per link: unfrozen flows crossing it
+  std::vector<double> remaining_;        // per link: capacity not yet given to frozen flows
+  std::vector<std::uint64_t> unfrozen_;  // per link: unfrozen flows crossing it
   std::vector<double> demand_;  // per link: sum of n_c w_cl over unfrozen classes (if weighted)
-  std::vector<double> share_;                // per link: remaining / demand
+  std::vector<double> share_;   // per link: remaining / demand
   std::vector<std::uint32_t> heap_pos_;      // per link: position in heap_, kAbsent when not there
   std::vector<std::uint32_t> link_offsets_;  // link -> classes (transpose of the paths)
   std::vector<std::uint32_t> link_classes_;
