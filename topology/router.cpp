@@ -361,8 +361,8 @@ Routes Router::spread(NodeId source, NodeId destination) {
 
 Routes Router::routes(NodeId source, NodeId destination, EcmpMode mode, std::uint64_t flow_key) {
   if (mode == EcmpMode::kSpread) return spread(source, destination);
-  if (mode != EcmpMode::kHash && multipath(source, destination, flow_key, mode).sprayed())
-    return spread(source, destination);
+  if (mode != EcmpMode::kHash)
+    throw std::invalid_argument("Router::routes: fabric and spray modes have multipath()");
   Routes result;
   result.paths.push_back(route(source, destination, flow_key));
   result.equal_cost_paths = 1;

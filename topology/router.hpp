@@ -90,9 +90,8 @@ class Router {
   // choice anywhere on the way (one NIC choice, one next link at every hop). Callers that route
   // many flows between the same pair (the collective runner) cache such routes.
   bool route_is_unique(NodeId source, NodeId destination);
-  // route() as a single path in hash mode, spread() in spread mode; in fabric and spray modes, the
-  // equal-cost paths of multipath() (at most max_paths, as spread() picks them) when it sprays,
-  // else its one path.
+  // route() as a single path in hash mode, spread() in spread mode (fabric and spray modes give
+  // one sprayed flow, multipath(): std::invalid_argument here).
   Routes routes(NodeId source, NodeId destination, EcmpMode mode, std::uint64_t flow_key = 0);
   // The route in fabric, hash or spray mode (std::invalid_argument for spread). In hash mode, and
   // wherever the fabric hashes, the path is the one route() gives for the same key.

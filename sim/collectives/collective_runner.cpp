@@ -75,8 +75,7 @@ std::uint32_t CollectiveRunner::cached_route(topology::NodeId src, topology::Nod
     if (r.sprayed()) {
       route.first_share = static_cast<std::uint32_t>(route_shares_.size());
       route.shares = static_cast<std::uint32_t>(r.shares.size());
-      for (const topology::LinkShare& s : r.shares)
-        route_shares_.push_back({engine::LinkId{s.link.value()}, s.share});
+      append_link_shares(r, route_shares_);
     } else {
       route.first_path = static_cast<std::uint32_t>(route_paths_.size());
       route.paths = 1;
@@ -123,17 +122,16 @@ std::uint32_t CollectiveRunner::cached_route(topology::NodeId src, topology::Nod
   CachedRoute route;
   route.latency = a.latency + b.latency;
   if (a.shares > 0 || b.shares > 0) {
-    // A sprayed part makes the whole route sprayed: the union of both parts' links.
+    // A sprayed part makes the whole route sprayed: both parts' links one after the other (the
+    // flow network sums the shares of a link that both cross).
     shares_scratch_.clear();
     for (const CachedRoute& part : {a, b}) {
       if (part.shares > 0) {
-        merge_shares(shares_scratch_, std::span<const engine::LinkShare>(
-                                          route_shares_.data() + part.first_share, part.shares));
+        shares_scratch_.insert(shares_scratch_.end(), route_shares_.begin() + part.first_share,
+                               route_shares_.begin() + part.first_share + part.shares);
       } else {
-        for (const engine::LinkId l : route_path(part.first_path)) {
-          const engine::LinkShare one{l, 1.0};
-          merge_shares(shares_scratch_, std::span<const engine::LinkShare>(&one, 1));
-        }
+        for (const engine::LinkId l : route_path(part.first_path))
+          shares_scratch_.push_back({l, 1.0});
       }
     }
     route.first_share = static_cast<std::uint32_t>(route_shares_.size());
@@ -171,19 +169,6 @@ bool CollectiveRunner::hashing_only() const {
          (options_.ecmp == topology::EcmpMode::kFabric && !router_.fabric_sprays());
 }
 
-void CollectiveRunner::merge_shares(std::vector<engine::LinkShare>& shares,
-                                    std::span<const engine::LinkShare> more) {
-  for (const engine::LinkShare& s : more) {
-    const auto it = std::find_if(shares.begin(), shares.end(),
-                                 [&](const engine::LinkShare& x) { return x.link == s.link; });
-    if (it == shares.end()) {
-      shares.push_back(s);
-    } else {
-      it->share += s.share;
-    }
-  }
-}
-
 Time CollectiveRunner::append_route(Pending& pending, topology::NodeId from, topology::NodeId to,
                                     std::uint64_t key) {
   Time latency;
@@ -201,20 +186,10 @@ Time CollectiveRunner::append_route(Pending& pending, topology::NodeId from, top
     return r.latency;
   }
   // Sprayed (this part or an earlier one): the pending route becomes a set of shares.
-  for (const engine::LinkId l : pending.path) {
-    const engine::LinkShare one{l, 1.0};
-    merge_shares(pending.shares, std::span<const engine::LinkShare>(&one, 1));
-  }
+  for (const engine::LinkId l : pending.path)
+    pending.shares.push_back({l, 1.0});
   pending.path.clear();
-  shares_scratch_.clear();
-  if (r.sprayed()) {
-    for (const topology::LinkShare& s : r.shares)
-      shares_scratch_.push_back({engine::LinkId{s.link.value()}, s.share});
-  } else {
-    for (topology::LinkIndex l : r.path)
-      shares_scratch_.push_back({engine::LinkId{l.value()}, 1.0});
-  }
-  merge_shares(pending.shares, shares_scratch_);
+  append_link_shares(r, pending.shares);
   return r.latency;
 }
 

@@ -107,9 +107,6 @@ class CollectiveRunner {
   // Appends the route from `src` to `dst` for `key` to the pending transfer; returns its latency.
   Time append_route(Pending& pending, topology::NodeId src, topology::NodeId dst,
                     std::uint64_t key);
-  // Adds a sprayed route's links to `shares` (summing the shares of a link met twice).
-  static void merge_shares(std::vector<engine::LinkShare>& shares,
-                           std::span<const engine::LinkShare> more);
   void start_sprayed(const Run& run, const Transfer& t, std::span<const engine::LinkShare> shares,
                      Time latency, engine::FlowCallback on_done);
   void release(std::uint32_t run, TransferId transfer);

@@ -51,4 +51,12 @@ NetworkLinks add_topology_links(engine::FlowNetwork& network, const topology::To
   return links;
 }
 
+void append_link_shares(const topology::MultipathRoute& route,
+                        std::vector<engine::LinkShare>& out) {
+  for (const topology::LinkShare& s : route.shares)
+    out.push_back({engine::LinkId{s.link.value()}, s.share});
+  for (const topology::LinkIndex l : route.path)
+    out.push_back({engine::LinkId{l.value()}, 1.0});
+}
+
 }  // namespace stepsim::collectives

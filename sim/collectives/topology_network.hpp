@@ -11,6 +11,7 @@
 
 #include "sim/collectives/link_calibration.hpp"
 #include "sim/engine/flow_network.hpp"
+#include "topology/router.hpp"
 #include "topology/topology.hpp"
 
 namespace stepsim::collectives {
@@ -29,5 +30,9 @@ struct NetworkLinks {
 // Adds the topology's links to `network`, which must have none yet (std::logic_error otherwise).
 NetworkLinks add_topology_links(engine::FlowNetwork& network, const topology::Topology& topology,
                                 const Calibration& calibration);
+
+// Appends a route's links to `out` as the flow network's sprayed links: a sprayed route's shares,
+// or every link of a single path at share 1.
+void append_link_shares(const topology::MultipathRoute& route, std::vector<engine::LinkShare>& out);
 
 }  // namespace stepsim::collectives

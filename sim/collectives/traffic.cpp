@@ -153,10 +153,7 @@ TrafficResult run_traffic(const topology::Topology& topology, const Calibration&
           (ctx->ecmp == topology::EcmpMode::kFabric && ctx->router.fabric_sprays())) {
         const topology::MultipathRoute r = ctx->router.multipath(f.src, f.dst, i, ctx->ecmp);
         std::vector<engine::LinkShare> shares;
-        for (const topology::LinkShare& s : r.shares)
-          shares.push_back({engine::LinkId{s.link.value()}, s.share});
-        for (topology::LinkIndex l : r.path)
-          shares.push_back({engine::LinkId{l.value()}, 1.0});
+        append_link_shares(r, shares);
         ctx->network.start_sprayed_flow(f.src.value(), f.dst.value(), f.bytes, shares, r.latency,
                                         done);
         return;

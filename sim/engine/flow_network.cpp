@@ -246,8 +246,10 @@ FlowId FlowNetwork::State::start_sprayed_flow(std::int64_t source, std::int64_t 
       throw std::invalid_argument("FlowNetwork::start_sprayed_flow: share must be positive, got " +
                                   std::to_string(l.share));
     }
-    if (!path.empty() && path.back().value() == l.link.value())
-      throw std::invalid_argument("FlowNetwork::start_sprayed_flow: a link listed twice");
+    if (!path.empty() && path.back() == l.link) {
+      shares.back() += l.share;
+      continue;
+    }
     path.push_back(l.link);
     shares.push_back(l.share);
   }

@@ -138,8 +138,9 @@ class FlowNetwork {
   // every listed link in the given share, all parts at the same rate, as a sender that spreads
   // its packets evenly does. At rate r it loads each link with share * r, so its rate is set by
   // the link where share / (fair share) is largest. It completes `latency` after its last byte
-  // drained (the longest of its paths' latencies, which the caller knows). Each link at most
-  // once; shares must be positive and finite, else std::invalid_argument.
+  // drained (the longest of its paths' latencies, which the caller knows). A link listed more
+  // than once carries the sum of its shares (a route through a relay is its two parts listed one
+  // after the other); shares must be positive and finite, else std::invalid_argument.
   FlowId start_sprayed_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
                             std::span<const LinkShare> links, Time latency, FlowCallback on_done);
 

@@ -242,6 +242,21 @@ TEST_F(FlowNetworkTest, SprayedFlowsShareParallelLinksWithPlainFlows) {
   EXPECT_NEAR(static_cast<double>(sprayed.picoseconds()), 2e9, 1.0);
 }
 
+TEST_F(FlowNetworkTest, ASprayedLinkListedTwiceCarriesTheSumOfItsShares) {
+  // Link a listed at 1/4 twice is link a at 1/2 (a route through a relay lists its two parts one
+  // after the other): 1 MB over a 1 GB/s link at share 1/2 drains at 2 GB/s, 0.5 ms; b (share 1)
+  // is a 4 GB/s link and does not bind.
+  const LinkId a = link(1 * kGBps);
+  const LinkId b = link(4 * kGBps);
+  const std::vector<LinkShare> twice{{a, 0.25}, {b, 1.0}, {a, 0.25}};
+  Time done_at;
+  net.start_sprayed_flow(0, 1, Bytes(1'000'000), twice, Time::zero(),
+                         [&](const FlowCompletion& done) { done_at = done.finish; });
+  sim.run();
+  EXPECT_EQ(done_at, Time::us(500));
+  EXPECT_NEAR(net.link_statistics(a).bytes_carried, 0.5e6, 0.01);
+}
+
 TEST_F(FlowNetworkTest, LinkStatistics) {
   // Two 1 MB flows on a 1 GB/s link: busy from 0 to 2 ms, carrying 2 MB. Seen over a 4 ms
   // window: utilization 2e6 / (1e9 * 4e-3) = 0.5; at most 2 flows at once.
