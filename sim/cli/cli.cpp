@@ -30,7 +30,7 @@ void add_override_option(CLI::App& app, std::vector<std::string>& overrides) {
 }
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
-        bool err_is_terminal) {
+        bool err_is_terminal, output::OutputGuard* output_guard) {
   CLI::App app(kDescription, "stepsim");
   app.set_version_flag("--version", std::string("stepsim ") + kVersion);
   app.require_subcommand(1);
@@ -86,7 +86,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                 : verbosity >= 2 ? spdlog::level::trace
                 : verbosity == 1 ? spdlog::level::debug
                                  : spdlog::level::info);
-  Context context{out, err, log, err_is_terminal};
+  Context context{out, err, log, err_is_terminal, output_guard};
 
   for (auto& command : commands) {
     if (!command.app->parsed()) continue;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/common/input_error.hpp"
+#include "sim/output/atomic_output.hpp"
 
 namespace CLI {
 class App;
@@ -26,6 +27,9 @@ struct Context {
   std::ostream& err;
   spdlog::logger& log;
   bool err_is_terminal = false;  // progress lines only on a terminal
+  // Every output file is written through output::AtomicFile or PendingFile with this guard, so
+  // that an interrupted run leaves no partial file (null in tests run in-process).
+  output::OutputGuard* output_guard = nullptr;
 };
 
 using Action = std::function<int(Context&)>;

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -45,15 +45,6 @@ Time exposed_total(const StepReport& r) {
   for (const auto& e : r.breakdowns.front().parts.exposed)
     t += e;
   return t;
-}
-
-void write_json_file(const std::string& path, const nlohmann::ordered_json& json) {
-  std::ofstream out(path);
-  if (!out)
-    throw InputError(fmt::format("cannot write '{}': no such directory or not writable", path));
-  out << json.dump(2) << '\n';
-  out.flush();
-  if (!out) throw InputError(fmt::format("writing '{}' failed (disk full?)", path));
 }
 
 }  // namespace
@@ -108,6 +99,12 @@ Command add_compare_command(CLI::App& app) {
         std::vector<Scenario> scenarios;
         for (const auto& v : variants)
           scenarios.push_back(load_scenario(v.file, v.overrides));
+        // The output files start before the runs (a bad path fails at once) and are renamed
+        // into place when complete.
+        std::optional<output::AtomicFile> json_file;
+        std::optional<output::AtomicFile> csv_file;
+        if (!options->json.empty()) json_file.emplace(options->json, ctx.output_guard);
+        if (!options->csv.empty()) csv_file.emplace(options->csv, ctx.output_guard);
         std::vector<StepReport> reports;
         for (std::size_t i = 0; i < scenarios.size(); ++i) {
           ctx.log.debug("simulating {}", variants[i].label);
@@ -155,7 +152,7 @@ Command add_compare_command(CLI::App& app) {
         ctx.out << ")\n";
         ctx.out.flush();
 
-        if (!options->json.empty()) {
+        if (json_file) {
           auto rows = nlohmann::ordered_json::array();
           for (std::size_t i = 0; i < reports.size(); ++i) {
             auto row = to_json(reports[i]);
@@ -165,11 +162,11 @@ Command add_compare_command(CLI::App& app) {
             entry["report"] = row;
             rows.push_back(entry);
           }
-          write_json_file(options->json, rows);
+          json_file->stream() << rows.dump(2) << '\n';
+          json_file->commit();
         }
-        if (!options->csv.empty()) {
-          std::ofstream csv(options->csv);
-          if (!csv) throw InputError(fmt::format("cannot write '{}'", options->csv));
+        if (csv_file) {
+          std::ostream& csv = csv_file->stream();
           csv << "variant,step_time_s,tokens_per_s,mfu,bubble_s";
           for (const auto& d : dims)
             csv << ",exposed_" << d << "_s";
@@ -188,8 +185,7 @@ Command add_compare_command(CLI::App& app) {
                                r.busiest_links.empty() ? 0.0 : r.busiest_links[0].utilization)
                 << '\n';
           }
-          csv.flush();  // a short table stays in the buffer, and a full disk would go unnoticed
-          if (!csv) throw InputError(fmt::format("writing '{}' failed (disk full?)", options->csv));
+          csv_file->commit();
         }
         return 0;
       }};

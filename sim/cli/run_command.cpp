@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <fstream>
 #include <memory>
+#include <optional>
 #include <ostream>
 
 #include "sim/cli/command.hpp"
@@ -42,25 +42,14 @@ Command add_run_command(CLI::App& app) {
       sub, [options](Context& ctx) {
         const auto started = std::chrono::steady_clock::now();
         const Scenario scenario = load_scenario(options->file, options->overrides);
-        // Open the report before the simulation, so a bad path fails at once.
-        std::ofstream report_file;
-        if (!options->report.empty()) {
-          report_file.open(options->report);
-          if (!report_file) {
-            throw InputError(
-                fmt::format("cannot write the report to '{}': no such directory or "
-                            "not writable",
-                            options->report));
-          }
-        }
+        // Start the report's file before the simulation, so a bad path fails at once; it is
+        // renamed into place when complete, and an earlier report stays until then.
+        std::optional<output::AtomicFile> report_file;
+        if (!options->report.empty()) report_file.emplace(options->report, ctx.output_guard);
         ctx.log.debug("scenario '{}' loaded: {} accelerators", scenario.name,
                       scenario.topology.accelerators().size());
-        // Find out that the report cannot be written before a long simulation, not after.
-        if (!options->report.empty() && !std::ofstream(options->report)) {
-          throw InputError(
-              fmt::format("cannot write '{}': no such directory or not writable", options->report));
-        }
         SimulateOptions simulate;
+        simulate.output_guard = ctx.output_guard;
         if (!options->trace.empty()) simulate.trace = options->trace;
         simulate.trace_ranks = options->trace_ranks;
         simulate.note = [&ctx](const std::string& note) { ctx.log.info("{}", note); };
@@ -82,12 +71,9 @@ Command add_run_command(CLI::App& app) {
         const StepReport report = simulate_step(scenario, simulate);
         if (progress_shown) ctx.err << "\r\x1b[K" << std::flush;
         print_summary(ctx.out, report);
-        if (report_file.is_open()) {
-          report_file << to_json(report).dump(2) << '\n';
-          report_file.flush();
-          if (!report_file) {
-            throw InputError(fmt::format("writing '{}' failed (disk full?)", options->report));
-          }
+        if (report_file) {
+          report_file->stream() << to_json(report).dump(2) << '\n';
+          report_file->commit();
         }
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

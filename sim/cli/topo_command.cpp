@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -173,14 +172,6 @@ void print_text(std::ostream& out, const Topology& t, const Analysis& a,
                          : fmt::format("from {} evenly spaced accelerators", a.diameter.sources));
 }
 
-void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  std::ofstream file(path);
-  if (!file) throw InputError(fmt::format("{}: cannot open for writing", path));
-  write(file);
-  file.flush();  // a small graph stays in the buffer, and a full disk would go unnoticed
-  if (!file) throw InputError(fmt::format("{}: write failed", path));
-}
-
 }  // namespace
 
 Command add_topo_command(CLI::App& app) {
@@ -232,10 +223,13 @@ Command add_topo_command(CLI::App& app) {
               print_text(ctx.out, t, a, reach);
             }
             if (!options->dot.empty()) {
-              write_file(options->dot, [&t](std::ostream& os) { write_dot(os, t); });
+              output::write_file_atomically(
+                  options->dot, [&t](std::ostream& os) { write_dot(os, t); }, ctx.output_guard);
             }
             if (!options->graphml.empty()) {
-              write_file(options->graphml, [&t](std::ostream& os) { write_graphml(os, t); });
+              output::write_file_atomically(
+                  options->graphml, [&t](std::ostream& os) { write_graphml(os, t); },
+                  ctx.output_guard);
             }
             return 0;
           }};

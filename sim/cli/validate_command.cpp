@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -34,15 +34,10 @@ Command add_validate_command(CLI::App& app) {
                 "Only the cases marked quick (what the ctest label 'validation' runs)");
   return {sub, [options](Context& ctx) {
             const auto cases = validation::load_cases(options->cases);
-            // Open the output before the long run, so a bad path fails at once.
-            std::ofstream file;
-            if (options->output != "-") {
-              file.open(options->output);
-              if (!file)
-                throw InputError(fmt::format(
-                    "cannot write the report to '{}': no such directory or not writable",
-                    options->output));
-            }
+            // Start the output before the long run, so a bad path fails at once; the earlier
+            // report stays until the new one is complete.
+            std::optional<output::AtomicFile> file;
+            if (options->output != "-") file.emplace(options->output, ctx.output_guard);
             validation::RunOptions run;
             run.quick_only = options->quick;
             run.on_case = [&ctx](const validation::Table& t, const validation::Case& c) {
@@ -54,10 +49,8 @@ Command add_validate_command(CLI::App& app) {
             if (options->output == "-") {
               ctx.out << report.str();
             } else {
-              file << report.str();
-              file.flush();
-              if (!file)
-                throw InputError(fmt::format("writing '{}' failed (disk full?)", options->output));
+              file->stream() << report.str();
+              file->commit();
             }
             validation::write_summary(ctx.out, results);
             for (const auto& t : results)

@@ -12,9 +12,11 @@ namespace stepsim::output {
 // offers no C++ stream.
 class TraceWriter::Sink {
  public:
-  explicit Sink(const std::filesystem::path& path) {
-    const std::string name = path.string();
-    gzip_ = name.size() > 3 && name.ends_with(".gz");
+  // Writes to `file`'s temporary; gzip when the target's name ends in ".gz".
+  explicit Sink(const PendingFile& file) {
+    const std::string target = file.target().string();
+    const std::string name = file.temporary().string();
+    gzip_ = target.size() > 3 && target.ends_with(".gz");
     if (gzip_) {
       gz_ = gzopen(name.c_str(), "wb6");
     } else {
@@ -24,7 +26,7 @@ class TraceWriter::Sink {
       throw InputError(
           fmt::format("cannot write the trace to '{}': the directory does not exist or "
                       "is not writable",
-                      name));
+                      target));
     }
   }
   ~Sink() {
@@ -92,20 +94,15 @@ void append_microseconds(std::string& out, Time t) {
   fmt::format_to(std::back_inserter(out), "{}.{:06}", ps / 1'000'000, ps % 1'000'000);
 }
 
-TraceWriter::TraceWriter(const std::filesystem::path& path)
-    : sink_(std::make_unique<Sink>(path)), path_(path) {
+TraceWriter::TraceWriter(const std::filesystem::path& path, OutputGuard* guard)
+    : file_(std::make_unique<PendingFile>(path, guard)), sink_(std::make_unique<Sink>(*file_)) {
   buffer_.reserve(kFlushBytes + 4096);
   buffer_ += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
 }
 
-TraceWriter::~TraceWriter() {
-  if (closed_) return;
-  try {
-    close();
-  } catch (const InputError&) {
-    // A destructor must not throw; callers who care call close() themselves.
-  }
-}
+// A trace that was not closed is incomplete: the sink closes its handle and the PendingFile deletes
+// the temporary, leaving any earlier file at the path as it was.
+TraceWriter::~TraceWriter() = default;
 
 void TraceWriter::begin_event() {
   if (events_++ > 0) buffer_ += ",\n";
@@ -117,7 +114,8 @@ void TraceWriter::begin_event() {
 
 void TraceWriter::write(std::string_view text) {
   if (!sink_->write(text)) {
-    throw InputError(fmt::format("writing the trace to '{}' failed (disk full?)", path_.string()));
+    throw InputError(
+        fmt::format("writing the trace to '{}' failed (disk full?)", file_->target().string()));
   }
 }
 
@@ -229,8 +227,10 @@ void TraceWriter::close() {
   write(buffer_);
   buffer_.clear();
   if (!sink_->finish()) {
-    throw InputError(fmt::format("finishing the trace '{}' failed (disk full?)", path_.string()));
+    throw InputError(
+        fmt::format("finishing the trace '{}' failed (disk full?)", file_->target().string()));
   }
+  file_->commit();
 }
 
 }  // namespace stepsim::output

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sim/common/units.hpp"
+#include "sim/output/atomic_output.hpp"
 
 namespace stepsim::output {
 
@@ -28,8 +29,10 @@ struct TraceArg {
 
 class TraceWriter {
  public:
-  // Opens `path` for writing (gzip when it ends in ".gz"). Throws InputError when it cannot.
-  explicit TraceWriter(const std::filesystem::path& path);
+  // Starts writing the trace of `path` (gzip when it ends in ".gz") into a temporary file beside
+  // it; close() renames it into place. Throws InputError when the directory is not writable.
+  explicit TraceWriter(const std::filesystem::path& path, OutputGuard* guard = nullptr);
+  // Without close(), deletes the temporary: an interrupted or failed run leaves no partial trace.
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
@@ -49,8 +52,8 @@ class TraceWriter {
   // A value of the counter track `name` of process `pid` from `at` on.
   void counter(int pid, std::string_view name, std::string_view series, Time at, double value);
 
-  // Writes the closing bracket and flushes. Called by the destructor if not before; throws
-  // InputError when the data could not be written (disk full).
+  // Writes the closing bracket, flushes and renames the file into place; throws InputError when
+  // the data could not be written (disk full).
   void close();
 
   std::uint64_t events_written() const { return events_; }
@@ -62,9 +65,9 @@ class TraceWriter {
   void flow_event(std::string_view head, int pid, int tid, std::uint64_t id, std::string_view name,
                   Time at);
   void write(std::string_view text);
+  std::unique_ptr<PendingFile> file_;  // declared first: destroyed after the sink closes its handle
   std::unique_ptr<Sink> sink_;
   std::string buffer_;
-  std::filesystem::path path_;
   std::uint64_t events_ = 0;
   bool closed_ = false;
 };

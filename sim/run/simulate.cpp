@@ -58,7 +58,8 @@ StepReport simulate_step(const Scenario& scenario, const SimulateOptions& option
           "the trace shows {} of the {} ranks (whole data-parallel replicas from replica 0); "
           "--trace-ranks all shows every rank",
           ranks.size(), workload.world_size()));
-    trace.emplace(*options.trace, workload, scenario.topology, std::move(ranks));
+    trace.emplace(*options.trace, workload, scenario.topology, std::move(ranks),
+                  options.output_guard);
   }
   executor::Executor executor(workload, scenario.topology, exec, trace ? &*trace : nullptr);
   const executor::ExecutionResult result = executor.run();

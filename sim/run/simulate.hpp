@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "sim/output/atomic_output.hpp"
 #include "sim/run/step_report.hpp"
 
 namespace stepsim {
@@ -19,6 +20,8 @@ struct SimulateOptions {
   std::size_t trace_links = 10;                // counter tracks for this many busiest links
   // Progress (operations done, total), now and then; see executor::ExecutorOptions::progress.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // Knows the trace's temporary file while it is written (sim/output/atomic_output.hpp).
+  output::OutputGuard* output_guard = nullptr;
   // Notes for the user (which ranks an automatic trace shows), when set.
   std::function<void(const std::string&)> note;
 };

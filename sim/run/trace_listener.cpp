@@ -40,8 +40,9 @@ std::vector<int> parse_trace_ranks(const std::string& text, const workloads::Wor
 }
 
 TraceListener::TraceListener(const std::filesystem::path& path, const workloads::Workload& workload,
-                             const topology::Topology& topology, std::vector<int> ranks)
-    : writer_(path), workload_(workload), topology_(topology) {
+                             const topology::Topology& topology, std::vector<int> ranks,
+                             output::OutputGuard* guard)
+    : writer_(path, guard), workload_(workload), topology_(topology) {
   const int world = workload.world_size();
   traced_.assign(static_cast<std::size_t>(world), ranks.empty());
   for (int r : ranks)

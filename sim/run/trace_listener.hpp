@@ -18,9 +18,11 @@ namespace stepsim {
 
 class TraceListener final : public executor::OpListener {
  public:
-  // `ranks` selects the traced ranks (all when empty).
+  // `ranks` selects the traced ranks (all when empty). The trace is renamed into place by
+  // finish() (TraceWriter); `guard` knows its temporary file.
   TraceListener(const std::filesystem::path& path, const workloads::Workload& workload,
-                const topology::Topology& topology, std::vector<int> ranks);
+                const topology::Topology& topology, std::vector<int> ranks,
+                output::OutputGuard* guard = nullptr);
   ~TraceListener() = default;
   void on_op(const executor::OpRecord& record) override;
   // Adds counter tracks for the `links` (topology link indices) and closes the file.

@@ -234,7 +234,7 @@ std::vector<BadInput> cases() {
        {"matrix_row_overflow.csv:2", "row 0", "add up to more than"}},
       {"graph_to_full_disk",
        {"topo", "dgx-h100", "--graphml", "/dev/full"},
-       {"/dev/full: write failed"}},
+       {"writing '/dev/full' failed (disk full?)"}},
       {"compare_csv_to_full_disk",
        {"compare", "{bad}/../good/pipeline.yaml", "--topology", "dgx-a100", "--csv", "/dev/full"},
        {"writing '/dev/full' failed"}},
