@@ -9,6 +9,8 @@
 #include "sim/cli/command.hpp"
 #include "sim/common/config.hpp"
 #include "sim/common/input_error.hpp"
+#include "sim/common/units.hpp"
+#include "sim/run/resource_estimate.hpp"
 #include "stepsim/version.hpp"
 
 namespace stepsim::cli {
@@ -29,8 +31,42 @@ void add_override_option(CLI::App& app, std::vector<std::string>& overrides) {
       ->allow_extra_args(false);
 }
 
+void add_max_memory_option(CLI::App& app, std::string& max_memory) {
+  app.add_option("--max-memory", max_memory,
+                 "Refuse a simulation estimated to need more memory than this (default: the "
+                 "machine's physical memory), e.g. 8GiB")
+      ->type_name("SIZE");
+}
+
+void guard_resources(Context& ctx, const workloads::WorkloadSpec& spec,
+                     const std::string& max_memory) {
+  Bytes limit = machine_memory();
+  std::string source = "the machine's memory";
+  if (!max_memory.empty()) {
+    limit = option_value("--max-memory", max_memory, [](const std::string& text) {
+      const Bytes b = parse_bytes(text);
+      if (b.count() <= 0) throw InputError("a size above zero, such as 8GiB");
+      return b;
+    });
+    source = "--max-memory";
+  }
+  const ResourceEstimate estimate = estimate_resources(spec);
+  check_resources(estimate, spec, limit, source);
+  if (!estimate.extrapolated) return;
+  const std::string what =
+      fmt::format("{} micro-batches per replica, about {:.3g} operations and {} of memory",
+                  estimate.micro_batches, static_cast<double>(estimate.operations),
+                  format_bytes(estimate.memory));
+  // A word of what is coming when the run will take a while (at the reference machine's rate).
+  if (estimate.seconds > 10) {
+    ctx.log.info("a large step: {}; expect about {:.0f} s", what, estimate.seconds);
+  } else {
+    ctx.log.debug("estimate: {}; about {:.1f} s", what, estimate.seconds);
+  }
+}
+
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
-        bool err_is_terminal, output::OutputGuard* output_guard) {
+        const Environment& environment) {
   CLI::App app(kDescription, "stepsim");
   app.set_version_flag("--version", std::string("stepsim ") + kVersion);
   app.require_subcommand(1);
@@ -86,7 +122,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                 : verbosity >= 2 ? spdlog::level::trace
                 : verbosity == 1 ? spdlog::level::debug
                                  : spdlog::level::info);
-  Context context{out, err, log, err_is_terminal, output_guard};
+  Context context{out,
+                  err,
+                  log,
+                  environment.err_is_terminal,
+                  environment.output_guard,
+                  environment.progress_after_s};
 
   for (auto& command : commands) {
     if (!command.app->parsed()) continue;

@@ -20,6 +20,10 @@ namespace CLI {
 class App;
 }
 
+namespace stepsim::workloads {
+struct WorkloadSpec;
+}
+
 namespace stepsim::cli {
 
 struct Context {
@@ -30,6 +34,7 @@ struct Context {
   // Every output file is written through output::AtomicFile or PendingFile with this guard, so
   // that an interrupted run leaves no partial file (null in tests run in-process).
   output::OutputGuard* output_guard = nullptr;
+  double progress_after_s = 1.0;  // progress lines start after this much wall time (tests: 0)
 };
 
 using Action = std::function<int(Context&)>;
@@ -52,6 +57,14 @@ auto option_value(std::string_view option, const std::string& text, Parse parse)
 
 // Adds the repeatable `-o key.path=value` option to `app`, collecting into `overrides`.
 void add_override_option(CLI::App& app, std::vector<std::string>& overrides);
+
+// Adds `--max-memory SIZE` (the memory a simulation may use; default: the machine's).
+void add_max_memory_option(CLI::App& app, std::string& max_memory);
+// Estimates what simulating the step of `spec` needs (sim/run/resource_estimate.hpp), logs it,
+// and throws InputError with the estimate and advice when it is more than `max_memory` (the
+// option's text; empty: the machine's physical memory).
+void guard_resources(Context& ctx, const workloads::WorkloadSpec& spec,
+                     const std::string& max_memory);
 
 // The commands. Each keeps its options alive in state captured by the returned action.
 Command add_check_command(CLI::App& app);

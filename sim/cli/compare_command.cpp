@@ -57,6 +57,7 @@ Command add_compare_command(CLI::App& app) {
     std::vector<std::string> variants;
     std::string json;
     std::string csv;
+    std::string max_memory;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
@@ -73,6 +74,7 @@ Command add_compare_command(CLI::App& app) {
       ->type_name("\"K=V ...\"");
   sub->add_option("--json", options->json, "Write the table as JSON")->type_name("FILE.json");
   sub->add_option("--csv", options->csv, "Write the table as CSV")->type_name("FILE.csv");
+  add_max_memory_option(*sub, options->max_memory);
 
   return {
       sub, [options](Context& ctx) {
@@ -97,8 +99,10 @@ Command add_compare_command(CLI::App& app) {
         }
         // Validate everything before running anything.
         std::vector<Scenario> scenarios;
-        for (const auto& v : variants)
+        for (const auto& v : variants) {
           scenarios.push_back(load_scenario(v.file, v.overrides));
+          guard_resources(ctx, scenarios.back().workload, options->max_memory);
+        }
         // The output files start before the runs (a bad path fails at once) and are renamed
         // into place when complete.
         std::optional<output::AtomicFile> json_file;

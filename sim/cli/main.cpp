@@ -62,7 +62,10 @@ int main(int argc, char** argv) {
   int code = 0;
   {
     const SignalWatcher watcher(guard);
-    code = stepsim::cli::run(args, std::cout, std::cerr, isatty(STDERR_FILENO) == 1, &guard);
+    stepsim::cli::Environment environment;
+    environment.err_is_terminal = isatty(STDERR_FILENO) == 1;
+    environment.output_guard = &guard;
+    code = stepsim::cli::run(args, std::cout, std::cerr, environment);
     std::cout.flush();
   }
   return code;

@@ -8,6 +8,8 @@
 #include <optional>
 #include <ostream>
 
+#include <spdlog/spdlog.h>
+
 #include "sim/cli/command.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/run/simulate.hpp"
@@ -22,6 +24,7 @@ Command add_run_command(CLI::App& app) {
     std::string report;
     std::string trace;
     std::string trace_ranks = "auto";
+    std::string max_memory;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("run", "Simulate one training step of a scenario");
@@ -38,10 +41,12 @@ Command add_run_command(CLI::App& app) {
                   "replicas up to 64 ranks), all, N (the first N), or a list like 0-7,64")
       ->type_name("RANKS")
       ->needs(trace);  // without a trace it would be ignored, unchecked
+  add_max_memory_option(*sub, options->max_memory);
   return {
       sub, [options](Context& ctx) {
         const auto started = std::chrono::steady_clock::now();
         const Scenario scenario = load_scenario(options->file, options->overrides);
+        guard_resources(ctx, scenario.workload, options->max_memory);
         // Start the report's file before the simulation, so a bad path fails at once; it is
         // renamed into place when complete, and an earlier report stays until then.
         std::optional<output::AtomicFile> report_file;
@@ -53,19 +58,23 @@ Command add_run_command(CLI::App& app) {
         if (!options->trace.empty()) simulate.trace = options->trace;
         simulate.trace_ranks = options->trace_ranks;
         simulate.note = [&ctx](const std::string& note) { ctx.log.info("{}", note); };
-        // A progress line on a terminal, once the run has taken more than a second.
+        // A progress line on stderr when it is a terminal (never on stdout, never with -q),
+        // once the run has taken ctx.progress_after, with the time left at the rate so far.
         bool progress_shown = false;
-        if (ctx.err_is_terminal) {
+        if (ctx.err_is_terminal && ctx.log.should_log(spdlog::level::info)) {
           simulate.progress = [&ctx, &progress_shown, started](std::uint64_t done,
                                                                std::uint64_t total) {
             const double elapsed =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            if (elapsed < 1.0) return;
+            if (elapsed < ctx.progress_after_s || done == 0) return;
             progress_shown = true;
-            ctx.err << fmt::format("\rstepsim: simulating: {:.0f}% of {} operations, {:.0f} s",
-                                   100.0 * static_cast<double>(done) / static_cast<double>(total),
-                                   total, elapsed)
-                    << std::flush;
+            const double fraction = static_cast<double>(done) / static_cast<double>(total);
+            ctx.err
+                << fmt::format(
+                       "\rstepsim: simulating: {:.0f}% of {} operations, {:.0f} s, about {:.0f} "
+                       "s left\x1b[K",
+                       100.0 * fraction, total, elapsed, elapsed * (1.0 - fraction) / fraction)
+                << std::flush;
           };
         }
         const StepReport report = simulate_step(scenario, simulate);

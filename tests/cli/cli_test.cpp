@@ -6,7 +6,10 @@
 #include <sstream>
 
 #include "sim/cli/cli.hpp"
+#include "sim/run/resource_estimate.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "stepsim/version.hpp"
+#include "workloads/workload.hpp"
 
 namespace stepsim {
 namespace {
@@ -115,6 +118,82 @@ TEST(Cli, TopoSaysWhichLinksSprayAndWhetherTheDefaultsReachTheFabric) {
   r = run({"topo", "cloudmatrix384", "--no-reach"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.find("reachable with the defaults"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace stepsim
+
+namespace stepsim {
+namespace {
+
+// The resource guard: a step far too big for the machine is refused at once (exit 2) with the
+// estimate and what to change, before anything is generated.
+TEST(ResourceGuard, ABillionSequencesAreRefusedWithTheEstimate) {
+  const std::string scenario = std::string(STEPSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
+  const Result r = run({"run", scenario, "-o", "training.global_batch=1000000000"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("training.global_batch: 1000000000: this step is too big"),
+            std::string::npos)
+      << r.err;
+  // 16 ranks, tp 8, dp 2: 5e8 micro-batches per replica; the estimate says how many operations
+  // and how much memory, and what would fit.
+  EXPECT_NE(r.err.find("500000000 micro-batches per replica"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("TiB of memory"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("that is global_batch: 122070"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(ResourceGuard, MaxMemoryLimitsAndIsChecked) {
+  const std::string scenario = std::string(STEPSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
+  // 64 sequences (32 micro-batches per replica, 8 x the probes) need a few MiB: 1MiB refuses it,
+  // the machine's memory does not.
+  const Result refused =
+      run({"run", scenario, "-o", "training.global_batch=64", "--max-memory", "1MiB"});
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("more than 1 MiB (--max-memory)"), std::string::npos) << refused.err;
+  EXPECT_EQ(run({"run", scenario, "-o", "training.global_batch=64"}).code, 0);
+  const Result bad = run({"run", scenario, "--max-memory", "lots"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--max-memory 'lots'"), std::string::npos) << bad.err;
+}
+
+TEST(ResourceGuard, EstimateGrowsLinearlyAndBoundsTheSteps) {
+  // The estimate extrapolates from p and 2p micro-batches: for a step it can generate, it must
+  // equal the real operation count.
+  const std::string scenario = std::string(STEPSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
+  const Scenario s = load_scenario(scenario, {"training.global_batch=64"});
+  const ResourceEstimate e = estimate_resources(s.workload);
+  ASSERT_TRUE(e.extrapolated);
+  const workloads::Workload w(s.workload);
+  std::uint64_t operations = 0;
+  for (int rank = 0; rank < w.world_size(); ++rank)
+    operations += w.program(rank).ops.size();
+  EXPECT_EQ(e.operations, operations);
+  EXPECT_GE(e.memory.count(), static_cast<std::int64_t>(w.memory_bytes()));
+}
+
+// Progress goes to stderr only: the results on stdout are the same bytes with and without it.
+TEST(Progress, NeverReachesStdout) {
+  const std::string scenario = std::string(STEPSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
+  std::ostringstream out, err, plain_out, plain_err;
+  cli::Environment terminal;
+  terminal.err_is_terminal = true;
+  terminal.progress_after_s = 0;  // show it from the first update
+  // 64 micro-batches per replica: about 8e5 operations, so the executor reports progress (every
+  // 2^18 operations) a few times.
+  const std::vector<std::string> args = {"run", scenario, "-o", "training.global_batch=128"};
+  ASSERT_EQ(cli::run(args, out, err, terminal), 0);
+  ASSERT_EQ(cli::run(args, plain_out, plain_err), 0);
+  EXPECT_NE(err.str().find("stepsim: simulating: "), std::string::npos);
+  EXPECT_NE(err.str().find("s left"), std::string::npos);
+  EXPECT_EQ(out.str(), plain_out.str());
+  EXPECT_EQ(out.str().find('\r'), std::string::npos);
+  // -q: no progress at all.
+  std::ostringstream quiet_out, quiet_err;
+  std::vector<std::string> quiet = args;
+  quiet.insert(quiet.begin(), "-q");
+  ASSERT_EQ(cli::run(quiet, quiet_out, quiet_err, terminal), 0);
+  EXPECT_EQ(quiet_err.str().find("simulating"), std::string::npos);
 }
 
 }  // namespace
