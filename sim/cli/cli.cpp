@@ -38,16 +38,20 @@ void add_max_memory_option(CLI::App& app, std::string& max_memory) {
       ->type_name("SIZE");
 }
 
+Bytes parse_max_memory(const std::string& text) {
+  return option_value("--max-memory", text, [](const std::string& t) {
+    const Bytes b = parse_bytes(t);
+    if (b.count() <= 0) throw InputError("a size above zero, such as 8GiB");
+    return b;
+  });
+}
+
 void guard_resources(Context& ctx, const workloads::WorkloadSpec& spec,
                      const std::string& max_memory) {
   Bytes limit = machine_memory();
   std::string source = "the machine's memory";
   if (!max_memory.empty()) {
-    limit = option_value("--max-memory", max_memory, [](const std::string& text) {
-      const Bytes b = parse_bytes(text);
-      if (b.count() <= 0) throw InputError("a size above zero, such as 8GiB");
-      return b;
-    });
+    limit = parse_max_memory(max_memory);
     source = "--max-memory";
   }
   const ResourceEstimate estimate = estimate_resources(spec);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "sim/collectives/collective_session.hpp"
 #include "sim/collectives/size_sweep.hpp"
 #include "sim/common/input_error.hpp"
+#include "sim/run/resource_estimate.hpp"
 #include "topology/load_topology.hpp"
 
 namespace stepsim::cli {
@@ -32,6 +34,36 @@ struct Row {
   double busbw;  // GB/s
   std::string algorithm;
 };
+
+// Memory per transfer of an AllToAll plan on the flow network (its route, flow state and
+// record), measured with GNU time's peak resident size: `stepsim collective -t
+// dgx-h100-superpod:nodes=N --op alltoall --sizes 64MiB` took 71 MB at N = 32 (65,280 transfers)
+// and 274 MB at N = 64 (261,632), 1.03 kB per transfer; rounded up (docs/reliability.md).
+constexpr double kBytesPerPairTransfer = 1100;
+
+// An AllToAll sends from every rank to every other at once: n(n-1) transfers, the one collective
+// whose size grows with the square of the group. Throws InputError with the estimate when it
+// needs more memory than `max_memory` (or the machine's).
+void guard_collective(CollectiveKind kind, std::uint32_t n, const std::string& max_memory) {
+  if (kind != CollectiveKind::kAllToAll && kind != CollectiveKind::kAllToAllv) return;
+  const double transfers = static_cast<double>(n) * static_cast<double>(n - 1);
+  const double bytes = transfers * kBytesPerPairTransfer;
+  Bytes limit = machine_memory();
+  std::string source = "the machine's memory";
+  if (!max_memory.empty()) {
+    limit = parse_max_memory(max_memory);
+    source = "--max-memory";
+  }
+  if (limit.count() <= 0 || bytes <= static_cast<double>(limit.count())) return;
+  const auto fitting = static_cast<std::uint32_t>(
+      std::sqrt(static_cast<double>(limit.count()) / kBytesPerPairTransfer));
+  throw InputError(fmt::format(
+      "--op {} on {} ranks: every rank sends to every other, {:.3g} transfers needing about {} "
+      "of memory, more than {} ({}); about {} ranks fit (--ranks), or raise the limit with "
+      "--max-memory",
+      to_string(kind), n, transfers, format_bytes(Bytes(static_cast<std::int64_t>(bytes))),
+      format_bytes(limit), source, fitting));
+}
 
 }  // namespace
 
@@ -53,6 +85,7 @@ Command add_collective_command(CLI::App& app) {
     std::string matrix;
     std::optional<double> skew;
     bool json = false;
+    std::string max_memory;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
@@ -104,6 +137,7 @@ Command add_collective_command(CLI::App& app) {
                   "alltoallv: Zipf skew s >= 0; rank j receives a share ~ (j+1)^-s of every "
                   "rank's buffer (0: uniform)");
   sub->add_flag("--json", options->json, "Print JSON rows instead of the table");
+  add_max_memory_option(*sub, options->max_memory);
   return {
       sub, [options, sizes_option](Context& ctx) {
         const CollectiveKind kind = parse_collective_kind(options->op);
@@ -151,6 +185,7 @@ Command add_collective_command(CLI::App& app) {
           throw InputError(fmt::format("--op sendrecv runs between two ranks; --ranks gave {}", n));
         if (options->root >= n)
           throw InputError(fmt::format("--root {}: the group has {} ranks", options->root, n));
+        guard_collective(kind, n, options->max_memory);
 
         const Calibration calibration =
             options->links == "calibrated" ? calibrated_presets() : line_rate_presets();

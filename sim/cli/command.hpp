@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/common/input_error.hpp"
+#include "sim/common/units.hpp"
 #include "sim/output/atomic_output.hpp"
 
 namespace CLI {
@@ -60,6 +61,8 @@ void add_override_option(CLI::App& app, std::vector<std::string>& overrides);
 
 // Adds `--max-memory SIZE` (the memory a simulation may use; default: the machine's).
 void add_max_memory_option(CLI::App& app, std::string& max_memory);
+// The option's value; InputError naming the option for a bad size.
+Bytes parse_max_memory(const std::string& text);
 // Estimates what simulating the step of `spec` needs (sim/run/resource_estimate.hpp), logs it,
 // and throws InputError with the estimate and advice when it is more than `max_memory` (the
 // option's text; empty: the machine's physical memory).

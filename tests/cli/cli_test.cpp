@@ -172,6 +172,23 @@ TEST(ResourceGuard, EstimateGrowsLinearlyAndBoundsTheSteps) {
   EXPECT_GE(e.memory.count(), static_cast<std::int64_t>(w.memory_bytes()));
 }
 
+TEST(ResourceGuard, AnAllToAllOverTensOfThousandsOfRanksIsRefused) {
+  // 32,768 ranks: 1.07e9 transfers at 1,100 bytes each, far beyond any machine's memory.
+  const Result r = run(
+      {"collective", "-t", "dgx-h100-superpod:nodes=4096", "--op", "alltoall", "--sizes", "1GiB"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--op alltoall on 32768 ranks: every rank sends to every other, 1.07e+09 "
+                       "transfers needing about 1.07 TiB of memory"),
+            std::string::npos)
+      << r.err;
+  // 512 ranks need about 274 MiB: refused under a 100 MiB limit, with how many ranks would fit
+  // (sqrt(100 MiB / 1100 B) = 308.7).
+  const Result limited = run({"collective", "-t", "dgx-h100-superpod:nodes=64", "--op", "alltoallv",
+                              "--skew", "0", "--max-memory", "100MiB"});
+  EXPECT_EQ(limited.code, 2);
+  EXPECT_NE(limited.err.find("about 308 ranks fit"), std::string::npos) << limited.err;
+}
+
 // Progress goes to stderr only: the results on stdout are the same bytes with and without it.
 TEST(Progress, NeverReachesStdout) {
   const std::string scenario = std::string(STEPSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
