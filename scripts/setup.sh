@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages stepsim needs to build and test, if any is missing.
+# Installs the Debian 12 packages stepsim needs to build and test, if any is missing, and any
+# extra packages named as arguments (scripts/fuzz.sh asks for clang).
 # Idempotent, and silent when nothing is missing. Needs root (or sudo) only when it installs.
 set -euo pipefail
 
@@ -7,6 +8,7 @@ packages=(
   g++ make cmake pkg-config
   libboost-graph-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
+  "$@"
 )
 
 missing=()
