@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "sim/collectives/nccl_tuner.hpp"
 #include "sim/common/input_error.hpp"
 
@@ -17,10 +19,48 @@ std::optional<NcclAlgorithm> nccl_algorithm_of(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+// NCCL's point-to-point protocol (enqueue.cc, addP2pToPlan): LL for a transfer of at most
+// NCCL_P2P_LL_THRESHOLD (16 KiB) to one peer, Simple above; LL128 is not used for p2p.
+constexpr std::int64_t kP2pLLThreshold = 16384;
+
+bool is_point_to_point(CollectiveKind kind) {
+  return kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kAllToAllv ||
+         kind == CollectiveKind::kSendRecv;
+}
+
+// The largest transfer to one peer: S/n for AllToAll, the largest matrix entry for AllToAllv,
+// the buffer for Send/Recv.
+std::int64_t per_peer_bytes(const Operation& op, const GroupShape& group) {
+  if (op.kind == CollectiveKind::kSendRecv) return op.size.count();
+  if (op.kind == CollectiveKind::kAllToAllv) {
+    std::int64_t largest = 0;
+    for (Bytes b : op.matrix)
+      largest = std::max(largest, b.count());
+    return largest;
+  }
+  return op.size.count() / std::max<std::uint32_t>(group.size, 1);
+}
+
+}  // namespace
+
 PlannedCollective plan_collective(const Algorithm& algorithm, const Operation& op,
                                   const GroupShape& group, const PlanOptions& options) {
   const std::string name(algorithm.resolve(op, group, options));
   const auto nccl = nccl_algorithm_of(name);
+  if (options.protocol != ProtocolChoice::kOff && !nccl && is_point_to_point(op.kind)) {
+    // NCCL's p2p: its protocol's wire bytes (the plan's latencies stay the calibrated ones; NCCL's
+    // tuner has no p2p model). A forced LL128 runs Simple, as NCCL's p2p would.
+    Protocol protocol =
+        per_peer_bytes(op, group) <= kP2pLLThreshold ? Protocol::kLL : Protocol::kSimple;
+    if (options.protocol == ProtocolChoice::kLL) protocol = Protocol::kLL;
+    if (options.protocol == ProtocolChoice::kSimple || options.protocol == ProtocolChoice::kLL128)
+      protocol = Protocol::kSimple;
+    Plan plan = algorithm.plan(op, group, options);
+    plan.set_protocol(protocol);
+    return {std::move(plan), fmt::format("{}/{}", name, to_string(protocol))};
+  }
   if (options.protocol == ProtocolChoice::kOff || !nccl)
     return {algorithm.plan(op, group, options), name};
   const auto forced = forced_protocol(options.protocol);

@@ -27,8 +27,9 @@ std::optional<NcclAlgorithm> nccl_algorithm_of(std::string_view registry_name);
 // Plans `op` on `group` with `algorithm` (`auto` resolved with `options`). With
 // options.protocol != kOff and an algorithm NCCL has, the protocol is the forced one or NCCL's
 // tuner's choice for that algorithm, and the plan gets its latencies, chunk size and wire
-// overhead (nccl_plan_options, Plan::set_protocol). Throws InputError when a forced protocol does
-// not run with the algorithm (NVLS with LL).
+// overhead (nccl_plan_options, Plan::set_protocol). Point-to-point operations (AllToAll(v),
+// Send/Recv) get NCCL's p2p protocol, LL up to 16 KiB per peer and Simple above, as wire bytes
+// only. Throws InputError when a forced protocol does not run with the algorithm (NVLS with LL).
 PlannedCollective plan_collective(const Algorithm& algorithm, const Operation& op,
                                   const GroupShape& group, const PlanOptions& options);
 

@@ -185,5 +185,25 @@ TEST(NcclTuner, AutoLabelsWhatRan) {
                InputError);
 }
 
+TEST(NcclTuner, PointToPointTakesNcclsP2pProtocol) {
+  // NCCL's p2p (enqueue.cc): LL up to NCCL_P2P_LL_THRESHOLD = 16 KiB to one peer, Simple above.
+  // An AllToAll of S on 8 ranks sends S/8 to each peer: 128 KiB is 16 KiB a peer (LL), 256 KiB
+  // 32 KiB (Simple). LL's plan puts 2 wire bytes on the network per payload byte.
+  const auto direct = builtin_algorithms().create("direct");
+  PlanOptions options;
+  options.protocol = ProtocolChoice::kAuto;
+  Operation op;
+  op.kind = CollectiveKind::kAllToAll;
+  op.size = Bytes(128 << 10);
+  const GroupShape group = nvlink4_node(false);
+  const PlannedCollective small = plan_collective(*direct, op, group, options);
+  EXPECT_EQ(small.label, "direct/LL");
+  EXPECT_DOUBLE_EQ(small.plan.wire_factor(), 2.0);
+  op.size = Bytes(256 << 10);
+  EXPECT_EQ(plan_collective(*direct, op, group, options).label, "direct/Simple");
+  options.protocol = ProtocolChoice::kOff;
+  EXPECT_EQ(plan_collective(*direct, op, group, options).label, "direct");
+}
+
 }  // namespace
 }  // namespace stepsim::collectives
