@@ -185,6 +185,35 @@ TEST(NcclTuner, AutoLabelsWhatRan) {
                InputError);
 }
 
+TEST(NcclTree, AcrossDomainsChainsInsideAndOneEdgePerChannelBetween) {
+  // 2 domains of 4 (NCCL's trees over nodes): 4 channels, channel c leaves each domain through
+  // local member c, so between the domains each channel has one edge, leader to leader, that
+  // carries its S/4 up (reduce) and S/4 down (broadcast): 2·S/4 per rail, 2·S in all. Inside a
+  // domain each channel is a chain of 3 edges with S/4 each way: 2 domains x 4 channels x 3 edges x
+  // 2 directions x S/4 = 12·S.
+  const GroupShape group = GroupShape::uniform(2, 4);
+  Operation op = allreduce(64 << 20);
+  const Plan plan = builtin_algorithms().create("tree")->plan(op, group, PlanOptions{});
+  const double S = op.size.as_double();
+  double across = 0, inside = 0;
+  std::vector<double> rail(4, 0.0);
+  for (const Transfer& t : plan.transfers()) {
+    if (t.is_join()) continue;
+    const std::uint32_t a = t.src.member_index(), b = t.dst.member_index();
+    if (group.domain[a] != group.domain[b]) {
+      across += t.bytes.as_double();
+      EXPECT_EQ(a % 4, b % 4) << "a tree edge between domains stays on one rail";
+      rail[a % 4] += t.bytes.as_double();
+    } else {
+      inside += t.bytes.as_double();
+    }
+  }
+  EXPECT_DOUBLE_EQ(across, 2 * S);
+  for (double r : rail)
+    EXPECT_DOUBLE_EQ(r, 2 * S / 4);
+  EXPECT_DOUBLE_EQ(inside, 12 * S);
+}
+
 TEST(NcclTuner, PointToPointTakesNcclsP2pProtocol) {
   // NCCL's p2p (enqueue.cc): LL up to NCCL_P2P_LL_THRESHOLD = 16 KiB to one peer, Simple above.
   // An AllToAll of S on 8 ranks sends S/8 to each peer: 128 KiB is 16 KiB a peer (LL), 256 KiB
