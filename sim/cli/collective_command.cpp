@@ -16,6 +16,8 @@
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/alltoallv_matrix.hpp"
 #include "sim/collectives/collective_session.hpp"
+#include "sim/collectives/nccl_tuner.hpp"
+#include "sim/collectives/planned_collective.hpp"
 #include "sim/collectives/size_sweep.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/run/resource_estimate.hpp"
@@ -80,6 +82,7 @@ Command add_collective_command(CLI::App& app) {
     std::string links = "calibrated";
     std::string ecmp = "fabric";
     std::string pxn = "on";
+    std::string proto = "auto";
     std::uint32_t channels = 0;
     std::uint32_t root = 0;
     std::string matrix;
@@ -101,7 +104,7 @@ Command add_collective_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--algo,-a", options->algo,
                   "ring, ring-fluid, tree, halving-doubling, direct, hierarchical, "
-                  "hierarchical-pipelined, in-switch, auto")
+                  "hierarchical-pipelined, in-switch, nvls-tree, mesh, auto")
       ->capture_default_str();
   sub->add_option("--sizes,-s", options->sizes,
                   "MIN:MAX with units, doubling like nccl-tests -f 2 (or one size)")
@@ -126,6 +129,11 @@ Command add_collective_command(CLI::App& app) {
   sub->add_option("--pxn", options->pxn,
                   "on: point-to-point transfers between nodes relay through the GPU on the "
                   "receiver's rail, as NCCL's PXN; off: through the sender's own NIC")
+      ->capture_default_str();
+  sub->add_option("--proto", options->proto,
+                  "NCCL protocol: auto (NCCL's tuner picks by its predicted time), LL, LL128, "
+                  "Simple (forced, as NCCL_PROTO), or off (no protocol costs); with --links "
+                  "calibrated")
       ->capture_default_str();
   sub->add_option("--root", options->root, "Root rank (broadcast, reduce), index in the group")
       ->capture_default_str();
@@ -209,6 +217,13 @@ Command add_collective_command(CLI::App& app) {
           plan_options.op_latency = latency("--op-latency", options->op_latency);
         plan_options.channels = options->channels;
         plan_options.pxn = options->pxn == "on";
+        const auto protocol = parse_protocol_choice(options->proto);
+        if (!protocol)
+          throw InputError(
+              fmt::format("--proto '{}': expected auto, LL, LL128, Simple or off", options->proto));
+        // Line rate studies the network alone unless a protocol is asked for.
+        if (options->links == "calibrated" || options->proto != "auto")
+          plan_options.protocol = *protocol;
         RunnerOptions runner_options;
         runner_options.ecmp = *topology::parse_ecmp_mode(options->ecmp);
         CollectiveSession session(topo, calibration, runner_options);
@@ -231,11 +246,12 @@ Command add_collective_command(CLI::App& app) {
           if (auto why = algorithm->unsupported(op, shape))
             throw InputError(fmt::format("--algo {} cannot run {} on these {} ranks: {}",
                                          options->algo, to_string(kind), n, *why));
-          const Time t = session.run(*algorithm, op, placement, plan_options);
+          PlannedCollective planned = plan_collective(*algorithm, op, shape, plan_options);
+          const Time t =
+              session.run(std::make_shared<const Plan>(std::move(planned.plan)), placement);
           const double algbw = op.size.as_double() / t.seconds() * 1e-9;
           rows.push_back({op.size, nccl_tests_count(kind, op.size, n, kTypeBytes), t.microseconds(),
-                          algbw, algbw * bus_bandwidth_factor(kind, n),
-                          std::string(algorithm->resolve(op, shape))});
+                          algbw, algbw * bus_bandwidth_factor(kind, n), std::move(planned.label)});
         }
 
         if (options->json) {
@@ -245,6 +261,7 @@ Command add_collective_command(CLI::App& app) {
           j["ranks"] = n;
           j["algorithm"] = options->algo;
           j["links"] = options->links;
+          j["protocol"] = options->proto;
           if (!options->matrix.empty()) j["matrix"] = options->matrix;
           if (options->skew) j["skew"] = *options->skew;
           nlohmann::json out = nlohmann::json::array();
@@ -262,8 +279,8 @@ Command add_collective_command(CLI::App& app) {
         }
         ctx.out << fmt::format(
             "# stepsim collective: {} on {} ranks of {}, algorithm {}, "
-            "links {}\n#\n",
-            to_string(kind), n, topo.name(), options->algo, options->links);
+            "links {}, protocol {}\n#\n",
+            to_string(kind), n, topo.name(), options->algo, options->links, options->proto);
         ctx.out << fmt::format("# {:>12}  {:>12}  {:>6}  {:>10}  {:>7}  {:>7}  {}\n", "size",
                                "count", "type", "time", "algbw", "busbw", "algorithm");
         ctx.out << fmt::format("# {:>12}  {:>12}  {:>6}  {:>10}  {:>7}  {:>7}\n", "(B)",

@@ -26,6 +26,12 @@ class Algorithm {
                     const PlanOptions& options) const = 0;
   // The algorithm that really builds the plan (differs only for `auto`).
   virtual std::string_view resolve(const Operation&, const GroupShape&) const { return name(); }
+  // The same when planned with `options`: `auto` chooses by NCCL's tuner when the protocol model
+  // is on (options.protocol != kOff), and by its rules otherwise.
+  virtual std::string_view resolve(const Operation& op, const GroupShape& group,
+                                   const PlanOptions&) const {
+    return resolve(op, group);
+  }
 };
 
 }  // namespace stepsim::collectives

@@ -35,7 +35,7 @@ class AlgorithmRegistry {
 };
 
 // Every algorithm stepsim ships: ring, ring-fluid, tree, halving-doubling, direct, hierarchical,
-// in-switch, mesh, auto.
+// in-switch, mesh, nvls-tree, auto.
 AlgorithmRegistry builtin_algorithms();
 
 // Registration functions, one per algorithm file.
@@ -46,6 +46,7 @@ void register_direct_algorithm(AlgorithmRegistry& registry);
 void register_hierarchical_algorithm(AlgorithmRegistry& registry);
 void register_in_switch_algorithm(AlgorithmRegistry& registry);
 void register_mesh_algorithm(AlgorithmRegistry& registry);
+void register_nvls_tree_algorithm(AlgorithmRegistry& registry);
 void register_auto_algorithm(AlgorithmRegistry& registry);
 
 }  // namespace stepsim::collectives

@@ -27,6 +27,7 @@
 #include <map>
 
 #include "sim/collectives/algorithm_registry.hpp"
+#include "sim/collectives/nccl_tuner.hpp"
 #include "sim/common/input_error.hpp"
 
 namespace stepsim::collectives {
@@ -49,7 +50,7 @@ class AutoAlgorithm final : public Algorithm {
  public:
   explicit AutoAlgorithm(const AlgorithmRegistry& registry) {
     for (const char* name : {"direct", "ring", "ring-fluid", "in-switch", "mesh",
-                             "halving-doubling", "hierarchical-pipelined"})
+                             "halving-doubling", "hierarchical-pipelined", "tree", "nvls-tree"})
       if (registry.contains(name)) algorithms_.emplace(name, registry.create(name));
   }
   std::string_view name() const override { return "auto"; }
@@ -62,13 +63,62 @@ class AutoAlgorithm final : public Algorithm {
   std::string_view resolve(const Operation& op, const GroupShape& group) const override {
     return choose(op, group).name();
   }
+  std::string_view resolve(const Operation& op, const GroupShape& group,
+                           const PlanOptions& options) const override {
+    return choose(op, group, options).name();
+  }
 
   Plan plan(const Operation& op, const GroupShape& group,
             const PlanOptions& options) const override {
-    return choose(op, group).plan(op, group, options);
+    return choose(op, group, options).plan(op, group, options);
   }
 
  private:
+  // With NCCL's protocol model on: the algorithm NCCL's tuner predicts fastest over every
+  // protocol (or the forced one), among Ring, Tree, NVLS and NVLS-tree, for the operations NCCL
+  // runs that way; a full mesh keeps `mesh` (NCCL has no such algorithm) and point-to-point
+  // operations keep `direct`. Ring becomes the ring form the rules below pick.
+  const Algorithm& choose(const Operation& op, const GroupShape& group,
+                          const PlanOptions& options) const {
+    if (options.protocol == ProtocolChoice::kOff) return choose(op, group);
+    if (group.mesh && (group.mesh->dimensions() >= 2 || group.size > 2)) return choose(op, group);
+    std::vector<NcclAlgorithm> candidates{NcclAlgorithm::kRing};
+    for (auto [algorithm, name] :
+         {std::pair{NcclAlgorithm::kTree, "tree"}, std::pair{NcclAlgorithm::kNvls, "in-switch"},
+          std::pair{NcclAlgorithm::kNvlsTree, "nvls-tree"}})
+      if (algorithms_.contains(name)) candidates.push_back(algorithm);
+    const auto choice = nccl_choose(op, group, candidates, forced_protocol(options.protocol));
+    if (!choice) return choose(op, group);
+    switch (choice->algorithm) {
+      case NcclAlgorithm::kTree:
+        return get("tree");
+      case NcclAlgorithm::kNvls:
+        return get("in-switch");
+      case NcclAlgorithm::kNvlsTree:
+        return get("nvls-tree");
+      default:
+        return ring_form(op, group);
+    }
+  }
+
+  // The ring NCCL runs, in the form that simulates it best: two-level and pipelined on large
+  // multi-domain groups, step by step on small ones, fluid on large messages (rules d and e).
+  const Algorithm& ring_form(const Operation& op, const GroupShape& group) const {
+    const std::uint32_t n = group.size;
+    const bool large_ring = n > kStepByStepRanks;
+    if (op.kind == CollectiveKind::kBroadcast || op.kind == CollectiveKind::kReduce)
+      return get(large_ring ? "ring-fluid" : "ring");
+    const std::uint32_t domains = group.num_domains();
+    const auto per_domain = group.uniform_domain_size();
+    if (domains >= 2 && per_domain && *per_domain >= 2 && large_ring)
+      return get("hierarchical-pipelined");
+    const bool uniform_edges = domains <= 1 || (per_domain && *per_domain == 1);
+    const bool large_message =
+        op.size.count() / n >=
+        (uniform_edges ? kFluidBytesPerRankUniformEdges : kFluidBytesPerRank);
+    return get(large_ring || large_message ? "ring-fluid" : "ring");
+  }
+
   const Algorithm& choose(const Operation& op, const GroupShape& group) const {
     const std::uint32_t n = group.size;
     const bool large_ring = n > kStepByStepRanks;
@@ -92,14 +142,7 @@ class AutoAlgorithm final : public Algorithm {
     if (n > 2 && op.size.count() / n <= kLatencyBoundBytesPerRank &&
         (op.kind == CollectiveKind::kAllReduce || power_of_two))
       return get("halving-doubling");
-    const auto per_domain = group.uniform_domain_size();
-    if (domains >= 2 && per_domain && *per_domain >= 2 && large_ring)
-      return get("hierarchical-pipelined");
-    const bool uniform_edges = domains <= 1 || (per_domain && *per_domain == 1);
-    const bool large_message =
-        op.size.count() / n >=
-        (uniform_edges ? kFluidBytesPerRankUniformEdges : kFluidBytesPerRank);
-    return get(large_ring || large_message ? "ring-fluid" : "ring");
+    return ring_form(op, group);
   }
 
   const Algorithm& get(const std::string& name) const {

@@ -5,6 +5,16 @@
 #include <stdexcept>
 
 namespace stepsim::collectives {
+namespace {
+
+// What the transfer puts on the wire: its payload times the plan's protocol overhead (LL's and
+// LL128's flags; protocol.hpp).
+Bytes wire_bytes(const Plan& plan, const Transfer& t) {
+  const double factor = plan.wire_factor();
+  return factor == 1.0 ? t.bytes : Bytes(std::llround(t.bytes.as_double() * factor));
+}
+
+}  // namespace
 
 CollectiveRunner::CollectiveRunner(engine::Simulator& simulator, engine::FlowNetwork& network,
                                    const topology::Topology& topology, topology::Router& router,
@@ -56,9 +66,10 @@ void CollectiveRunner::start(std::shared_ptr<const Plan> plan, const Placement& 
 
 topology::NodeId CollectiveRunner::node_of(const Run& run, Endpoint endpoint) const {
   if (endpoint.is_switch()) {
-    if (!run.placement.reduction_switch)
-      throw std::logic_error("collective plan uses a reduction switch the group lacks (bug)");
-    return *run.placement.reduction_switch;
+    const std::uint32_t domain = endpoint.switch_domain();
+    if (domain == 0 && run.placement.reduction_switch) return *run.placement.reduction_switch;
+    if (domain < run.placement.domain_switches.size()) return run.placement.domain_switches[domain];
+    throw std::logic_error("collective plan uses a reduction switch the group lacks (bug)");
   }
   return run.placement.members.at(endpoint.member_index());
 }
@@ -267,7 +278,7 @@ void CollectiveRunner::launch(std::uint32_t slot) {
   const std::span<const engine::LinkId> first = cached != nullptr
                                                     ? route_path(cached->first_path)
                                                     : std::span<const engine::LinkId>(pending.path);
-  Bytes bytes = t.bytes;
+  Bytes bytes = wire_bytes(*run.plan, t);
   if (t.src.is_switch() || t.dst.is_switch()) {
     // In-switch traffic: the member's own link (first link up, last link down) sets the overhead.
     if (!first.empty()) {
@@ -309,7 +320,7 @@ void CollectiveRunner::start_sprayed(const Run& run, const Transfer& t,
                                      std::span<const engine::LinkShare> shares, Time latency,
                                      engine::FlowCallback on_done) {
   const topology::NodeId src = node_of(run, t.src), dst = node_of(run, t.dst);
-  Bytes bytes = t.bytes;
+  Bytes bytes = wire_bytes(*run.plan, t);
   if (t.src.is_switch() || t.dst.is_switch()) {
     // In-switch traffic: the member's own links set the overhead (the links leaving the member
     // up, or entering it down); a sprayed member uses them all alike.

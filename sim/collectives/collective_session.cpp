@@ -1,5 +1,7 @@
 #include "sim/collectives/collective_session.hpp"
 
+#include "sim/collectives/planned_collective.hpp"
+
 #include <stdexcept>
 
 namespace stepsim::collectives {
@@ -36,7 +38,8 @@ Time CollectiveSession::run(std::shared_ptr<const Plan> plan, const Placement& p
 Time CollectiveSession::run(const Algorithm& algorithm, const Operation& op,
                             const Placement& placement, const PlanOptions& options) {
   const GroupShape shape = group_shape(topology_, placement);
-  return run(std::make_shared<const Plan>(algorithm.plan(op, shape, options)), placement);
+  return run(std::make_shared<const Plan>(plan_collective(algorithm, op, shape, options).plan),
+             placement);
 }
 
 }  // namespace stepsim::collectives

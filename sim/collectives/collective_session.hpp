@@ -18,7 +18,8 @@ class CollectiveSession {
 
   // Runs `plan` alone and returns how long it took (start to last completion).
   Time run(std::shared_ptr<const Plan> plan, const Placement& placement);
-  // Plans `op` with `algorithm` for the group at `placement` and runs it.
+  // Plans `op` with `algorithm` for the group at `placement` (plan_collective: with NCCL's
+  // protocol model unless options.protocol is kOff) and runs it.
   Time run(const Algorithm& algorithm, const Operation& op, const Placement& placement,
            const PlanOptions& options);
 

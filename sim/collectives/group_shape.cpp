@@ -5,11 +5,18 @@
 namespace stepsim::collectives {
 
 GroupShape GroupShape::single_domain(std::uint32_t members, bool in_switch) {
-  return {members, {}, in_switch, {}, std::nullopt};
+  GroupShape shape;
+  shape.size = members;
+  shape.in_switch_reduction = in_switch;
+  shape.domain_in_switch = in_switch;
+  return shape;
 }
 
 GroupShape GroupShape::uniform(std::uint32_t domains, std::uint32_t per_domain, bool in_switch) {
-  GroupShape shape{domains * per_domain, {}, in_switch, {}, std::nullopt};
+  GroupShape shape;
+  shape.size = domains * per_domain;
+  shape.in_switch_reduction = in_switch;
+  shape.domain_in_switch = in_switch;
   shape.domain.resize(shape.size);
   for (std::uint32_t i = 0; i < shape.size; ++i)
     shape.domain[i] = i / per_domain;

@@ -50,6 +50,16 @@ struct GroupShape {
   std::vector<std::uint32_t> rail;
   // Set when the members form a full mesh of direct links (placement.hpp says how it is found).
   std::optional<MeshShape> mesh;
+  // What NCCL's tuner takes as its bandwidths (nccl_tuner.hpp), for the first member, one
+  // direction, line rate x class efficiency: its links into its scale-up domain, and its NICs'
+  // links to the fabric (zero when it has none). Only the tuner reads them; the flow network
+  // carries the real (calibrated) rates.
+  BytesPerSecond scale_up_bandwidth;
+  BytesPerSecond scale_out_bandwidth;
+  // Every domain of the group has a switch that reduces (NVLS): NVLS-tree across domains.
+  bool domain_in_switch = false;
+  // The scale-out fabric's switches reduce (InfiniBand SHARP): CollNet across domains.
+  bool network_reduction = false;
 
   static GroupShape single_domain(std::uint32_t members, bool in_switch = false);
   // `domains` domains of `per_domain` consecutive members each.

@@ -116,7 +116,10 @@ class HierarchicalAlgorithm final : public Algorithm {
       const auto m = static_cast<std::uint32_t>(inter.size());
       for (std::uint32_t k = 0; k < m; ++k)
         sizes.push_back(detail::share(bytes, m, (k + 1) % m));
-      detail::emit_ring_fluid(builder, inter, sizes, phase.ring_phase, options, frontier);
+      // Every step of these rings crosses the network: its step latency is the network's.
+      PlanOptions across = options;
+      across.step_latency = options.net_step_latency.value_or(options.step_latency);
+      detail::emit_ring_fluid(builder, inter, sizes, phase.ring_phase, across, frontier);
     }
   }
 

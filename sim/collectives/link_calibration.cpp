@@ -16,6 +16,7 @@ PlanOptions Calibration::plan_options() const {
   PlanOptions options;
   options.step_latency = step_latency;
   options.op_latency = op_latency;
+  options.protocol = protocol;
   return options;
 }
 
@@ -53,6 +54,9 @@ Calibration calibrated_presets() {
   c.step_latency = Time::ns(290);
   c.op_latency = Time::ns(8630);
   c.latency_source = "nccl_busbw.yaml ndmv4 1 node x 8 GPUs latency_1KiB_us (fit)";
+  // NCCL's protocols, chosen by its tuner: the algorithms NCCL has (ring, tree, NVLS, NVLS-tree)
+  // take NCCL 2.20.3's latencies instead of the fit above (protocol.hpp); the others keep it.
+  c.protocol = ProtocolChoice::kAuto;
   return c;
 }
 

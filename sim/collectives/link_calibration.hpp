@@ -49,10 +49,13 @@ struct Calibration {
   Time step_latency;
   Time op_latency;
   std::string latency_source;
+  // NCCL's protocol model (PlanOptions::protocol): kAuto when calibrated, kOff at line rate.
+  ProtocolChoice protocol = ProtocolChoice::kOff;
 
   // The preset for a link of `link_class` at `line_rate` (within 1%), if any.
   const LinkPreset* find(std::string_view link_class, BytesPerSecond line_rate) const;
-  // PlanOptions with the calibrated latencies (chunking and channels at their defaults).
+  // PlanOptions with the calibrated latencies and protocol model (chunking and channels at their
+  // defaults).
   PlanOptions plan_options() const;
 };
 

@@ -27,6 +27,28 @@ Placement place_group(const topology::Topology& topology, std::span<const std::u
     placement.members.push_back(accelerators[r]);
   }
   if (placement.members.empty()) return placement;
+  // Each domain's reducing switch, domains numbered as group_shape numbers them.
+  std::map<std::uint32_t, std::size_t> seen_domain;
+  for (NodeId m : placement.members) {
+    const auto g = topology.group_of(m, GroupKind::kScaleUp);
+    if (!g) {
+      placement.domain_switches.clear();
+      break;
+    }
+    if (!seen_domain.emplace(*g, seen_domain.size()).second) continue;
+    std::optional<NodeId> reducer;
+    for (NodeId node : topology.group(*g).members)
+      if (topology.kind(node) == NodeKind::kSwitch && topology.node(node).in_network_reduction) {
+        reducer = node;
+        break;
+      }
+    if (!reducer) {
+      placement.domain_switches.clear();
+      break;
+    }
+    placement.domain_switches.push_back(*reducer);
+  }
+  if (placement.domain_switches.size() != seen_domain.size()) placement.domain_switches.clear();
   // The reducing switch must be in the scale-up domain of every member.
   const auto domain = topology.group_of(placement.members.front(), GroupKind::kScaleUp);
   if (!domain) return placement;
@@ -69,6 +91,49 @@ GroupShape group_shape(const topology::Topology& topology, const Placement& plac
   }
   if (any_rail) shape.rail = std::move(rail);
   shape.mesh = detect_full_mesh(topology, placement.members);
+  if (placement.members.empty()) return shape;
+  // The tuner's bandwidths, from the first member: its links into its scale-up domain, and its
+  // NICs' links into the fabric; a fabric switch that reduces there means SHARP.
+  const NodeId first = placement.members.front();
+  const auto first_domain = topology.group_of(first, GroupKind::kScaleUp);
+  const auto range = topology.out_links(first);
+  for (std::uint32_t l = range.first; l < range.first + range.count; ++l) {
+    const topology::LinkIndex link(l);
+    const NodeId target = topology.target(link);
+    if (first_domain && topology.group_of(target, GroupKind::kScaleUp) == first_domain &&
+        topology.kind(target) != NodeKind::kNic)
+      shape.scale_up_bandwidth = shape.scale_up_bandwidth + topology.effective_bandwidth(link);
+  }
+  for (const topology::NicAttachment& nic : topology.nics(first)) {
+    const auto up = topology.out_links(nic.nic);
+    for (std::uint32_t l = up.first; l < up.first + up.count; ++l) {
+      const topology::LinkIndex link(l);
+      const NodeId target = topology.target(link);
+      if (target == first) continue;
+      shape.scale_out_bandwidth = shape.scale_out_bandwidth + topology.effective_bandwidth(link);
+      if (topology.kind(target) == NodeKind::kSwitch && topology.node(target).in_network_reduction)
+        shape.network_reduction = true;
+    }
+  }
+  // NVLS in every domain of the group.
+  shape.domain_in_switch = true;
+  std::map<std::uint32_t, bool> domain_has_switch;
+  for (NodeId m : placement.members) {
+    const auto g = topology.group_of(m, GroupKind::kScaleUp);
+    if (!g) {
+      shape.domain_in_switch = false;
+      break;
+    }
+    auto [it, added] = domain_has_switch.emplace(*g, false);
+    if (added)
+      for (NodeId node : topology.group(*g).members)
+        if (topology.kind(node) == NodeKind::kSwitch && topology.node(node).in_network_reduction)
+          it->second = true;
+    if (!it->second) {
+      shape.domain_in_switch = false;
+      break;
+    }
+  }
   return shape;
 }
 

@@ -16,11 +16,15 @@ namespace stepsim::collectives {
 struct Placement {
   std::vector<topology::NodeId> members;
   std::optional<topology::NodeId> reduction_switch;
+  // The reducing switch of each of the group's scale-up domains (GroupShape's numbering), when
+  // every domain has one; empty otherwise (Endpoint::domain_switch).
+  std::vector<topology::NodeId> domain_switches;
 };
 
 // Members on accelerators()[i] for each i of `ranks`. The reduction switch is a switch flagged for
 // in-network reduction in the scale-up domain that holds every member. Throws InputError for a
-// rank beyond the topology or a repeated rank.
+// rank beyond the topology or a repeated rank. Each domain's reducing switch goes to
+// domain_switches when every domain has one.
 Placement place_group(const topology::Topology& topology, std::span<const std::uint32_t> ranks);
 
 // Domains are the topology's scale-up groups (a member in none is a domain of its own); the mesh

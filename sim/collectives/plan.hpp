@@ -19,10 +19,12 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "sim/collectives/operation.hpp"
+#include "sim/collectives/protocol.hpp"
 #include "sim/common/units.hpp"
 
 namespace stepsim::collectives {
@@ -31,13 +33,21 @@ namespace stepsim::collectives {
 class Endpoint {
  public:
   static constexpr Endpoint member(std::uint32_t index) { return Endpoint(index); }
+  // The switch that reduces for the whole group (NVLS inside its one domain).
   static constexpr Endpoint reduction_switch() { return Endpoint(kSwitch); }
-  constexpr bool is_switch() const { return value_ == kSwitch; }
+  // The reducing switch of the group's scale-up domain `domain` (GroupShape numbering), for
+  // plans that reduce in every domain (NVLS-tree). Domain 0's is reduction_switch().
+  static constexpr Endpoint domain_switch(std::uint32_t domain) {
+    return Endpoint(kSwitch - domain);
+  }
+  constexpr bool is_switch() const { return value_ >= kFirstSwitch; }
+  constexpr std::uint32_t switch_domain() const { return kSwitch - value_; }
   constexpr std::uint32_t member_index() const { return value_; }
   constexpr auto operator<=>(const Endpoint&) const = default;
 
  private:
   static constexpr std::uint32_t kSwitch = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t kFirstSwitch = kSwitch - (1u << 24);  // 16 M domains at most
   constexpr explicit Endpoint(std::uint32_t value) : value_(value) {}
   std::uint32_t value_ = 0;
 };
@@ -83,6 +93,11 @@ Reduction member_reduction(CollectiveKind kind);
 class Plan {
  public:
   Reduction reduction() const { return reduction_; }
+  // NCCL's protocol the plan runs with (protocol.hpp), if any. Transfers hold payload bytes; the
+  // runner puts payload x wire_factor() on the wire (1 without a protocol).
+  std::optional<Protocol> protocol() const { return protocol_; }
+  double wire_factor() const { return protocol_ ? protocol_traits(*protocol_).wire_factor : 1.0; }
+  void set_protocol(Protocol protocol) { protocol_ = protocol; }
   std::size_t size() const { return transfers_.size(); }
   const Transfer& transfer(TransferId id) const { return transfers_[id.value()]; }
   const std::vector<Transfer>& transfers() const { return transfers_; }
@@ -108,6 +123,7 @@ class Plan {
   std::vector<std::uint32_t> roffsets_;
   std::vector<TransferId> rdeps_;
   Reduction reduction_ = Reduction::kNone;
+  std::optional<Protocol> protocol_;
 };
 
 class PlanBuilder {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "sim/common/units.hpp"
 
@@ -14,10 +15,19 @@ namespace stepsim::collectives {
 inline constexpr Time kMaxSoftwareLatency = Time::ms(1000);
 inline constexpr std::uint32_t kMaxChannels = 1024;
 
+// NCCL's protocol model (protocol.hpp, nccl_tuner.hpp). kOff: the latencies and chunk size of
+// PlanOptions as given and no wire overheads (closed forms, `--links line-rate`). kAuto: NCCL's
+// tuner picks the protocol for the algorithm (and `auto` the algorithm too) by its predicted time.
+// kLL, kLL128, kSimple: that protocol, forced (`--proto`, NCCL_PROTO).
+enum class ProtocolChoice : std::uint8_t { kOff, kAuto, kLL, kLL128, kSimple };
+
 struct PlanOptions {
   // Software and protocol overhead of one algorithm step (one send/receive round of a ring, one
   // level of a tree), added to every transfer's latency besides the route's own latency.
   Time step_latency = Time::ns(500);
+  // The same for a step between two scale-up domains (over the network); nullopt: step_latency.
+  // Set by the protocol model to NCCL's network hardware latency.
+  std::optional<Time> net_step_latency;
   // Launch overhead of the whole operation, charged once on the transfers that start it.
   Time op_latency = Time::us(5);
   // Pipelining granularity of the step-by-step forms (ring, tree): data is cut into chunks of at
@@ -33,6 +43,7 @@ struct PlanOptions {
   // NCCL 2.12 (NCCL_P2P_PXN_LEVEL=2): over the scale-up network first, then one rail of the
   // scale-out fabric. false: every transfer leaves through the sender's own NIC.
   bool pxn = true;
+  ProtocolChoice protocol = ProtocolChoice::kOff;
 };
 
 }  // namespace stepsim::collectives

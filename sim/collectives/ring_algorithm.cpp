@@ -46,18 +46,18 @@ class RingAlgorithm final : public Algorithm {
         std::rotate(ring.begin(), std::find(ring.begin(), ring.end(), op.root), ring.end());
       const bool toward_root = op.kind == CollectiveKind::kReduce;
       if (fluid_)
-        detail::emit_chain_fluid(builder, rings, bytes, toward_root, options, frontier);
+        detail::emit_chain_fluid(builder, rings, bytes, toward_root, options, frontier, &group);
       else
-        detail::emit_chain_steps(builder, rings, bytes, toward_root, options, frontier);
+        detail::emit_chain_steps(builder, rings, bytes, toward_root, options, frontier, &group);
       return std::move(builder).finish(member_reduction(op.kind));
     }
     const auto phase = op.kind == CollectiveKind::kAllReduce   ? detail::RingPhase::kAllReduce
                        : op.kind == CollectiveKind::kAllGather ? detail::RingPhase::kAllGather
                                                                : detail::RingPhase::kReduceScatter;
     if (fluid_)
-      detail::emit_ring_fluid(builder, rings, bytes, phase, options, frontier);
+      detail::emit_ring_fluid(builder, rings, bytes, phase, options, frontier, &group);
     else
-      detail::emit_ring_steps(builder, rings, bytes, phase, options, frontier);
+      detail::emit_ring_steps(builder, rings, bytes, phase, options, frontier, &group);
     return std::move(builder).finish(member_reduction(op.kind));
   }
 

@@ -18,6 +18,14 @@ std::uint32_t chunk_count(Bytes bytes, const PlanOptions& options) {
       std::clamp<std::int64_t>(chunks, 1, std::max<std::uint32_t>(options.max_chunks, 1)));
 }
 
+Time step_latency(const GroupShape* group, std::uint32_t from, std::uint32_t to,
+                  const PlanOptions& options) {
+  if (group == nullptr || !options.net_step_latency || group->domain.empty() ||
+      group->domain[from] == group->domain[to])
+    return options.step_latency;
+  return *options.net_step_latency;
+}
+
 Time start_latency(const Frontier& frontier, std::uint32_t member, Time step_latency,
                    const PlanOptions& options) {
   return frontier.has(member) ? step_latency : step_latency + options.op_latency;
@@ -58,13 +66,16 @@ class DoneLists {
 
 void emit_ring_steps(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> rings,
                      std::span<const Bytes> bytes, RingPhase phase, const PlanOptions& options,
-                     Frontier& frontier) {
+                     Frontier& frontier, const GroupShape* group) {
   DoneLists done(frontier.size());
   for (std::size_t r = 0; r < rings.size(); ++r) {
     const auto& ring = rings[r];
     const auto n = static_cast<std::uint32_t>(ring.size());
     if (n < 2) continue;
     const std::uint32_t steps = steps_of(phase, n);
+    std::vector<Time> edge_latency(n);
+    for (std::uint32_t i = 0; i < n; ++i)
+      edge_latency[i] = step_latency(group, ring[i], ring[(i + 1) % n], options);
     const std::uint32_t chunks = chunk_count(share(bytes[r], n, 0), options);
     const std::size_t base = builder.size();
     auto id = [&](std::uint32_t k, std::uint32_t c, std::uint32_t i) {
@@ -75,9 +86,9 @@ void emit_ring_steps(PlanBuilder& builder, std::span<const std::vector<std::uint
         for (std::uint32_t i = 0; i < n; ++i) {
           const Bytes segment = share(bytes[r], n, segment_sent(phase, n, i, k));
           Transfer t{Endpoint::member(ring[i]), Endpoint::member(ring[(i + 1) % n]),
-                     share(segment, chunks, c), options.step_latency, 1};
+                     share(segment, chunks, c), edge_latency[i], 1};
           if (k == 0) {
-            t.extra_latency = start_latency(frontier, ring[i], options.step_latency, options);
+            t.extra_latency = start_latency(frontier, ring[i], edge_latency[i], options);
             builder.add(t, frontier.deps(ring[i]));
           } else {
             // Chunk c of step k forwards what chunk c of step k-1 brought in (NCCL's pipelining).
@@ -93,13 +104,20 @@ void emit_ring_steps(PlanBuilder& builder, std::span<const std::vector<std::uint
 
 void emit_ring_fluid(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> rings,
                      std::span<const Bytes> bytes, RingPhase phase, const PlanOptions& options,
-                     Frontier& frontier) {
+                     Frontier& frontier, const GroupShape* group) {
   DoneLists done(frontier.size());
   for (std::size_t r = 0; r < rings.size(); ++r) {
     const auto& ring = rings[r];
     const auto n = static_cast<std::uint32_t>(ring.size());
     if (n < 2) continue;
     const std::uint32_t steps = steps_of(phase, n);
+    // A step of the ring takes each edge's latency in turn as data goes round: every edge of the
+    // fluid form is charged the mean (NCCL's model: intra steps at the intra latency, the steps
+    // that cross domains at the network's).
+    Time total;
+    for (std::uint32_t i = 0; i < n; ++i)
+      total += step_latency(group, ring[i], ring[(i + 1) % n], options);
+    const Time mean = Time::ps(total.picoseconds() / n);
     for (std::uint32_t i = 0; i < n; ++i) {
       // The edge carries every segment its sender forwards over all steps, exactly the bytes of
       // the step-by-step form; its latency is that of `steps` consecutive steps.
@@ -108,7 +126,7 @@ void emit_ring_fluid(PlanBuilder& builder, std::span<const std::vector<std::uint
       if (phase != RingPhase::kAllGather) edge_bytes += bytes[r] - share(bytes[r], n, (i + 1) % n);
       if (phase != RingPhase::kReduceScatter)
         edge_bytes += bytes[r] - share(bytes[r], n, (i + 2) % n);
-      const Time extra = start_latency(frontier, ring[i], options.step_latency * steps, options);
+      const Time extra = start_latency(frontier, ring[i], mean * steps, options);
       const TransferId t =
           builder.add({Endpoint::member(ring[i]), Endpoint::member(ring[(i + 1) % n]), edge_bytes,
                        extra, steps},
@@ -121,7 +139,7 @@ void emit_ring_fluid(PlanBuilder& builder, std::span<const std::vector<std::uint
 
 void emit_chain_steps(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> chains,
                       std::span<const Bytes> bytes, bool toward_head, const PlanOptions& options,
-                      Frontier& frontier) {
+                      Frontier& frontier, const GroupShape* group) {
   DoneLists done(frontier.size());
   for (std::size_t r = 0; r < chains.size(); ++r) {
     const auto& chain = chains[r];
@@ -137,16 +155,16 @@ void emit_chain_steps(PlanBuilder& builder, std::span<const std::vector<std::uin
     };
     for (std::uint32_t c = 0; c < chunks; ++c)
       for (std::uint32_t e = 0; e < edges; ++e) {
+        const Time latency = step_latency(group, hop(e), hop(e + 1), options);
         Transfer t{Endpoint::member(hop(e)), Endpoint::member(hop(e + 1)),
-                   share(bytes[r], chunks, c), options.step_latency, 1};
+                   share(bytes[r], chunks, c), latency, 1};
         std::vector<TransferId> deps;
         if (e > 0) deps.push_back(id(c, e - 1));  // the chunk must have arrived
         if (c > 0) deps.push_back(id(c - 1, e));  // chunks leave a sender in order
         if (c == 0)                               // the sender must have reached the operation
           for (TransferId ready : frontier.deps(hop(e)))
             deps.push_back(ready);
-        if (e == 0 && c == 0)
-          t.extra_latency = start_latency(frontier, hop(0), options.step_latency, options);
+        if (e == 0 && c == 0) t.extra_latency = start_latency(frontier, hop(0), latency, options);
         builder.add(t, deps);
       }
     if (toward_head) {
@@ -161,7 +179,7 @@ void emit_chain_steps(PlanBuilder& builder, std::span<const std::vector<std::uin
 
 void emit_chain_fluid(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> chains,
                       std::span<const Bytes> bytes, bool toward_head, const PlanOptions& options,
-                      Frontier& frontier) {
+                      Frontier& frontier, const GroupShape* group) {
   DoneLists done(frontier.size());
   for (std::size_t r = 0; r < chains.size(); ++r) {
     const auto& chain = chains[r];
@@ -170,9 +188,12 @@ void emit_chain_fluid(PlanBuilder& builder, std::span<const std::vector<std::uin
     auto hop = [&](std::uint32_t e) { return toward_head ? chain[n - 1 - e] : chain[e]; };
     // Every edge streams the whole buffer at once; the last hop waits (n-1) step latencies.
     const std::uint32_t edges = n - 1;
+    Time chain_latency;  // the last hop waits every edge's step latency
+    for (std::uint32_t e = 0; e < edges; ++e)
+      chain_latency += step_latency(group, hop(e), hop(e + 1), options);
     std::vector<TransferId> ids;
     for (std::uint32_t e = 0; e < edges; ++e) {
-      const Time extra = start_latency(frontier, hop(0), options.step_latency * edges, options);
+      const Time extra = start_latency(frontier, hop(0), chain_latency, options);
       std::vector<TransferId> deps(frontier.deps(hop(0)).begin(), frontier.deps(hop(0)).end());
       if (e > 0)
         for (TransferId ready : frontier.deps(hop(e)))

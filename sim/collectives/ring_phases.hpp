@@ -2,6 +2,9 @@
 // chains over given member orders, in the step-by-step form (each step its own transfers, cut into
 // chunks) and in the fluid form (one transfer per ring edge for the whole phase).
 //
+// With a `group`, a step between two scale-up domains costs PlanOptions::net_step_latency instead
+// of step_latency (step_latency() below); a fluid ring charges every edge the mean over its edges.
+//
 // Each emitter reads, for every member it involves, the transfer the member waits for from
 // `frontier` (none: the operation starts there, and the operation latency is charged), and leaves
 // in `frontier` the transfer after which the member holds its result.
@@ -33,20 +36,20 @@ enum class RingPhase : std::uint8_t {
 // Rings may share members (channels) or be disjoint (one ring per domain).
 void emit_ring_steps(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> rings,
                      std::span<const Bytes> bytes, RingPhase phase, const PlanOptions& options,
-                     Frontier& frontier);
+                     Frontier& frontier, const GroupShape* group = nullptr);
 void emit_ring_fluid(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> rings,
                      std::span<const Bytes> bytes, RingPhase phase, const PlanOptions& options,
-                     Frontier& frontier);
+                     Frontier& frontier, const GroupShape* group = nullptr);
 
 // Pipelined chains: chain r moves `bytes[r]` from chain[0] to the end (broadcast) or, with
 // `toward_head`, from the end back to chain[0] (reduce). Step form: chunks follow each other on
 // every edge (a sender pushes chunk c+1 after chunk c) and chunk c crosses edge e+1 after edge e.
 void emit_chain_steps(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> chains,
                       std::span<const Bytes> bytes, bool toward_head, const PlanOptions& options,
-                      Frontier& frontier);
+                      Frontier& frontier, const GroupShape* group = nullptr);
 void emit_chain_fluid(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> chains,
                       std::span<const Bytes> bytes, bool toward_head, const PlanOptions& options,
-                      Frontier& frontier);
+                      Frontier& frontier, const GroupShape* group = nullptr);
 
 // Channel count: options.channels, or (0) the largest domain when the group spans several
 // domains, else 1.
@@ -57,6 +60,12 @@ std::uint32_t channel_count(const GroupShape& group, const PlanOptions& options)
 // member (and its NIC) leaves its domain once and enters it once.
 std::vector<std::vector<std::uint32_t>> channel_rings(const GroupShape& group,
                                                       std::uint32_t channels);
+
+// The software latency of one step from member `from` to member `to`: options.net_step_latency
+// when `group` puts them in different scale-up domains and it is set, else options.step_latency.
+// With `group` null every step is a step_latency (the emitters' default).
+Time step_latency(const GroupShape* group, std::uint32_t from, std::uint32_t to,
+                  const PlanOptions& options);
 
 // Extra latency of a transfer that starts a phase: the step latency, plus the operation latency
 // when the member has nothing to wait for (the operation starts with it).

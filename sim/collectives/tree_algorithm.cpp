@@ -4,6 +4,10 @@
 // chunk c crosses an edge after chunk c-1 crossed it, and after it arrived at the sender.
 // Uncontended, with depth d (edges from root to the deepest leaf), C chunks per tree, per-edge
 // bandwidth B and per-step latency a: (2d + C - 1)·(a + S/(2·C·B)).
+// Across scale-up domains of several members each the trees are NCCL's: a chain inside every
+// domain and the double binary tree across the domains, one tree per channel (plan() below).
+#include <algorithm>
+
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/ring_phases.hpp"
 #include "sim/common/input_error.hpp"
@@ -28,6 +32,22 @@ std::vector<std::int64_t> btree_parents(std::int64_t n) {
   return parent;
 }
 
+// Parents in tree `tree` (0 or 1) of NCCL's double binary tree over n ranks (ncclGetDtree): the
+// second mirrors the first for even n and shifts it by one for odd n, so that most ranks are a
+// leaf in one of them.
+std::vector<std::int64_t> dtree_parents(std::int64_t n, int tree) {
+  const auto p1 = btree_parents(n);
+  if (tree == 0) return p1;
+  std::vector<std::int64_t> parent(p1.size(), kNoRank);
+  for (std::int64_t r = 0; r < n; ++r) {
+    const std::int64_t g = n % 2 == 0 ? n - 1 - r : (r - 1 + n) % n;
+    const std::int64_t u = p1[static_cast<std::size_t>(g)];
+    parent[static_cast<std::size_t>(r)] =
+        u == kNoRank ? kNoRank : (n % 2 == 0 ? n - 1 - u : (u + 1) % n);
+  }
+  return parent;
+}
+
 class TreeAlgorithm final : public Algorithm {
  public:
   std::string_view name() const override { return "tree"; }
@@ -44,27 +64,61 @@ class TreeAlgorithm final : public Algorithm {
     PlanBuilder builder;
     Frontier frontier(group.size);
     if (n < 2) return std::move(builder).finish(member_reduction(op.kind));
-    const auto p1 = btree_parents(n);
-    std::vector<std::vector<std::int64_t>> parents(2, std::vector<std::int64_t>(p1.size()));
-    for (std::int64_t r = 0; r < n; ++r) {
-      parents[0][r] = p1[r];
-      // NCCL's ncclGetDtree: mirror the tree for even n, shift it by one for odd n.
-      const std::int64_t g = n % 2 == 0 ? n - 1 - r : (r - 1 + n) % n;
-      const std::int64_t u = p1[g];
-      parents[1][r] = u == kNoRank ? kNoRank : (n % 2 == 0 ? n - 1 - u : (u + 1) % n);
-    }
     std::vector<std::vector<TransferId>> done(group.size);
-    for (int tree = 0; tree < 2; ++tree)
-      emit_tree(builder, parents[tree], detail::share(op.size, 2, tree), options, frontier, done);
+    const auto domains = group.domain_members();
+    std::size_t largest = 1;
+    for (const auto& d : domains)
+      largest = std::max(largest, d.size());
+    if (domains.size() < 2 || largest < 2) {
+      // One domain, or one member per domain: the two trees over the members themselves.
+      for (int tree = 0; tree < 2; ++tree)
+        emit_tree(builder, dtree_parents(n, tree), detail::share(op.size, 2, tree), options, group,
+                  frontier, done);
+    } else {
+      // NCCL's trees over nodes (src/graph/connect.cc, trees.cc): in each domain a chain from
+      // the member that talks to the network, across domains the double binary tree of the
+      // domains among those members. Channel c follows tree c mod 2 and leaves each domain
+      // through its local member c (one NIC rail per channel, every NIC in use), carrying
+      // 1/channels of the buffer.
+      const std::uint32_t channels =
+          std::max<std::uint32_t>(detail::channel_count(group, options), 2);
+      const auto nodes = static_cast<std::int64_t>(domains.size());
+      for (std::uint32_t c = 0; c < channels; ++c) {
+        const auto node_parent = dtree_parents(nodes, static_cast<int>(c % 2));
+        std::vector<std::int64_t> parent(static_cast<std::size_t>(n), kNoRank);
+        std::vector<std::uint32_t> leader(domains.size());
+        for (std::size_t d = 0; d < domains.size(); ++d) {
+          const auto& members = domains[d];
+          const auto m = static_cast<std::uint32_t>(members.size());
+          const std::uint32_t lead = c % m;
+          leader[d] = members[lead];
+          for (std::uint32_t pos = 1; pos < m; ++pos)
+            parent[members[(lead + pos) % m]] = members[(lead + pos - 1) % m];
+        }
+        for (std::size_t d = 0; d < domains.size(); ++d)
+          if (node_parent[d] != kNoRank)
+            parent[leader[d]] = leader[static_cast<std::size_t>(node_parent[d])];
+        emit_tree(builder, parent, detail::share(op.size, channels, c), options, group, frontier,
+                  done);
+      }
+    }
     for (std::uint32_t m = 0; m < group.size; ++m)
       frontier.set_all(builder, m, done[m]);
     return std::move(builder).finish(member_reduction(op.kind));
   }
 
  private:
+  // Whether chunk c pays the step latency. Without a protocol every chunk does (the closed form
+  // (2d + C - 1)(a + S/(2CB))). With NCCL's protocols only the first: NCCL keeps NCCL_STEPS (8)
+  // slots in flight per connection, so a later chunk's step latency overlaps the chunks before
+  // it, and what remains is the pipeline's fill, o + 2d·a + (2d + C - 1)·S/(2CB).
+  static bool paid(std::uint32_t c, const PlanOptions& options) {
+    return c == 0 || options.protocol == ProtocolChoice::kOff;
+  }
+
   static void emit_tree(PlanBuilder& builder, const std::vector<std::int64_t>& parent, Bytes bytes,
-                        const PlanOptions& options, const Frontier& frontier,
-                        std::vector<std::vector<TransferId>>& done) {
+                        const PlanOptions& options, const GroupShape& group,
+                        const Frontier& frontier, std::vector<std::vector<TransferId>>& done) {
     const auto n = static_cast<std::uint32_t>(parent.size());
     std::vector<std::vector<std::uint32_t>> children(n);
     std::uint32_t root = 0;
@@ -94,8 +148,11 @@ class TreeAlgorithm final : public Algorithm {
         if (c == 0)
           for (TransferId ready : frontier.deps(r))
             deps.push_back(ready);
-        const Time extra =
-            deps.empty() ? options.step_latency + options.op_latency : options.step_latency;
+        const Time step =
+            paid(c, options)
+                ? detail::step_latency(&group, r, static_cast<std::uint32_t>(parent[r]), options)
+                : Time::zero();
+        const Time extra = deps.empty() ? step + options.op_latency : step;
         up[at(r, c)] =
             builder.add({Endpoint::member(r),
                          Endpoint::member(static_cast<std::uint32_t>(parent[r])), chunk, extra, 1},
@@ -116,7 +173,9 @@ class TreeAlgorithm final : public Algorithm {
         }
         if (c > 0) deps.push_back(down[at(r, c - 1)]);
         down[at(r, c)] = builder.add(
-            {Endpoint::member(p), Endpoint::member(r), chunk, options.step_latency, 1}, deps);
+            {Endpoint::member(p), Endpoint::member(r), chunk,
+             paid(c, options) ? detail::step_latency(&group, p, r, options) : Time::zero(), 1},
+            deps);
       }
     }
     for (std::uint32_t r = 0; r < n; ++r)

@@ -8,6 +8,7 @@
 
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/placement.hpp"
+#include "sim/collectives/planned_collective.hpp"
 #include "sim/collectives/topology_network.hpp"
 #include "sim/engine/flow_network.hpp"
 #include "sim/engine/simulator.hpp"
@@ -486,13 +487,14 @@ class Executor::Impl {
     const collectives::GroupShape shape = collectives::group_shape(topology_, where);
     const collectives::Algorithm& algorithm =
         algorithm_->unsupported(operation, shape) ? *fallback_ : *algorithm_;
-    auto plan = std::make_shared<const collectives::Plan>(
-        algorithm.plan(operation, shape, options_.network.plan));
+    collectives::PlannedCollective planned =
+        collectives::plan_collective(algorithm, operation, shape, options_.network.plan);
+    auto plan = std::make_shared<const collectives::Plan>(std::move(planned.plan));
     Bytes wire;
     for (const auto& t : plan->transfers()) {
       if (!t.src.is_switch() && !t.is_join()) wire += t.bytes;
     }
-    std::string name(algorithm.resolve(operation, shape));
+    std::string name = std::move(planned.label);
     return plans_.emplace(key, CachedPlan{std::move(plan), wire, std::move(name), {}})
         .first->second;
   }

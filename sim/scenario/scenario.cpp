@@ -1,6 +1,7 @@
 #include "sim/scenario/scenario.hpp"
 
 #include "sim/collectives/algorithm_registry.hpp"
+#include "sim/collectives/nccl_tuner.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/engine/flow_network.hpp"
 #include "topology/load_topology.hpp"
@@ -11,7 +12,7 @@ collectives::NetworkOptions parse_network_options(const config::Node* network) {
   collectives::NetworkOptions s;
   if (network == nullptr || network->is_null()) return s;
   network->allow_keys({"algorithm", "calibration", "chunk_size", "max_chunks", "channels",
-                       "step_latency", "op_latency", "ecmp", "pxn", "idle_tolerance"});
+                       "step_latency", "op_latency", "ecmp", "pxn", "idle_tolerance", "protocol"});
   if (auto n = network->find("algorithm")) {
     s.algorithm = n->as_choice(collectives::builtin_algorithms().names());
   }
@@ -40,6 +41,11 @@ collectives::NetworkOptions parse_network_options(const config::Node* network) {
   }
   // Read after `calibration`, which resets the plan options.
   if (auto n = network->find("pxn")) s.plan.pxn = n->as_bool();
+  if (auto n = network->find("protocol")) {
+    const auto choice = collectives::parse_protocol_choice(n->as_string());
+    if (!choice) n->fail("auto, off, LL, LL128 or Simple (NCCL's protocols)");
+    s.plan.protocol = *choice;
+  }
   if (auto n = network->find("idle_tolerance"))
     s.idle_tolerance = n->as_double(0.0, engine::kMaxIdleTolerance);
   return s;

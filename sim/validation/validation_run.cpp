@@ -7,6 +7,7 @@
 
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/collective_session.hpp"
+#include "sim/collectives/planned_collective.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/run/simulate.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -34,10 +35,12 @@ double simulate_collective(const CollectiveSetup& s, Measure measure, std::strin
   // As `stepsim collective` with its defaults: calibrated links, ECMP as the fabric says.
   const Calibration calibration = calibrated_presets();
   CollectiveSession session(topo, calibration);
-  const Time t = session.run(*algorithm, op, placement, calibration.plan_options());
+  PlannedCollective planned = plan_collective(*algorithm, op, shape, calibration.plan_options());
+  const std::string label = planned.label;
+  const Time t = session.run(std::make_shared<const Plan>(std::move(planned.plan)), placement);
   if (setup)
-    *setup = fmt::format("{} {} {} on {} ranks of {}", format_bytes(s.size), s.op,
-                         algorithm->resolve(op, shape), ranks.size(), s.topology);
+    *setup = fmt::format("{} {} {} on {} ranks of {}", format_bytes(s.size), s.op, label,
+                         ranks.size(), s.topology);
   const double busbw =
       s.size.as_double() / t.seconds() * bus_bandwidth_factor(op.kind, ranks.size()) * 1e-9;
   switch (measure) {

@@ -17,6 +17,9 @@ double run_on(const topology::Topology& topo, const std::vector<std::uint32_t>& 
   op.size = Bytes(bytes);
   PlanOptions options = calibration.plan_options();
   options.channels = channels;
+  // The forms, not the protocols, are under test: the calibrated latencies (0.29 us a step) and
+  // no protocol overheads (protocol_test.cpp covers those).
+  options.protocol = ProtocolChoice::kOff;
   const auto registry = builtin_algorithms();
   return session.run(*registry.create(algo), op, place_group(topo, members), options).seconds();
 }

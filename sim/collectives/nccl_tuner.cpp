@@ -1,0 +1,253 @@
+#include "sim/collectives/nccl_tuner.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <limits>
+#include <string>
+
+namespace stepsim::collectives {
+namespace {
+
+// tuning.cc llMaxBws: [one node: Ampere/Hopper GPUs; two nodes, more: Intel hosts], GB/s.
+constexpr double kLlMaxBw[3] = {87.7, 39.0, 20.4};
+// tuning.cc treeCorrectionFactor[protocol][log2(bytes / 64)], for 64 B to 256 MiB.
+constexpr double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+// tuning.cc getNetOverhead: 1 us per network post on Intel hosts (x3 for Simple).
+constexpr double kNetOverheadUs = 1.0;
+
+int log2i(std::int64_t x) {
+  return x <= 0 ? -1 : std::bit_width(static_cast<std::uint64_t>(x)) - 1;
+}
+
+struct Shape {
+  std::uint32_t ranks;
+  std::uint32_t nodes;
+  double ppn;
+  double intra;     // GB/s, the scale-up bandwidth of a member
+  double node_net;  // GB/s, a domain's NICs together
+};
+
+Shape shape_of(const GroupShape& group) {
+  Shape s;
+  s.ranks = group.size;
+  s.nodes = std::max<std::uint32_t>(group.num_domains(), 1);
+  s.ppn = static_cast<double>(s.ranks) / s.nodes;
+  s.intra = group.scale_up_bandwidth.gigabytes_per_second();
+  s.node_net = s.ppn * group.scale_out_bandwidth.gigabytes_per_second();
+  if (s.intra <= 0) s.intra = s.node_net > 0 ? s.node_net : 1.0;
+  if (s.node_net <= 0) s.node_net = s.intra;
+  return s;
+}
+
+bool is_ring_collective(CollectiveKind kind) {
+  return kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kAllGather ||
+         kind == CollectiveKind::kReduceScatter || kind == CollectiveKind::kBroadcast ||
+         kind == CollectiveKind::kReduce;
+}
+
+// NCCL's algorithm bandwidth (GB/s) for the combination: busBw with the model's refinements,
+// times the bus-to-algorithm ratio.
+double algorithm_bandwidth(const Operation& op, const Shape& s, NcclAlgorithm a, Protocol p) {
+  const bool multi = s.nodes > 1;
+  const int index2 = s.nodes <= 2 ? static_cast<int>(s.nodes) - 1 : 2;
+  const double ll_max = kLlMaxBw[index2];
+  double bus = 0;
+  switch (a) {
+    case NcclAlgorithm::kRing:
+    case NcclAlgorithm::kTree:
+    case NcclAlgorithm::kNvls:
+    case NcclAlgorithm::kCollNetDirect:
+    case NcclAlgorithm::kCollNetChain:
+      bus = multi ? std::min(s.intra, s.node_net) : s.intra;
+      break;
+    case NcclAlgorithm::kNvlsTree:
+      bus = std::min(s.intra, s.nodes <= 2 ? s.node_net : s.node_net / 2);
+      break;
+  }
+  const bool allreduce = op.kind == CollectiveKind::kAllReduce;
+  if (a == NcclAlgorithm::kRing && p == Protocol::kLL)
+    bus = std::min(
+        ll_max,
+        bus * (multi || allreduce || op.kind == CollectiveKind::kReduce ? 1.0 / 4.0 : 1.0 / 3.0));
+  if (a == NcclAlgorithm::kRing && p == Protocol::kLL128) bus *= s.ppn < 2 ? 0.7 : 0.92;
+  if (a == NcclAlgorithm::kTree) bus *= 0.92;
+  if (a == NcclAlgorithm::kTree && p == Protocol::kLL) bus = std::min(bus / 3.8, ll_max);
+  if (a == NcclAlgorithm::kTree && p == Protocol::kLL128)
+    bus *= s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+  if (a == NcclAlgorithm::kCollNetDirect) bus *= 0.85;  // Hopper (minCompCap >= 90)
+  double ratio = 0.5;
+  if (a == NcclAlgorithm::kRing) {
+    const double steps =
+        allreduce ? 2.0 * (s.ranks - 1)
+        : op.kind == CollectiveKind::kAllGather || op.kind == CollectiveKind::kReduceScatter
+            ? s.ranks - 1.0
+            : s.ranks;
+    ratio = s.ranks / steps;
+  } else if (a == NcclAlgorithm::kNvls || a == NcclAlgorithm::kNvlsTree) {
+    ratio = 5.0 / 6.0;
+  }
+  return bus * ratio;
+}
+
+double latency_us(const Operation& op, const Shape& s, NcclAlgorithm a, Protocol p) {
+  const auto us = [](Time t) { return t.microseconds(); };
+  const double intra = us(nccl_hardware_latency(NcclHardware::kNvlink, a, p));
+  const double inter = us(nccl_hardware_latency(NcclHardware::kNet, a, p));
+  double lat = us(nccl_base_latency(a, p));
+  const double ppn_steps = static_cast<double>(s.ranks) / s.nodes - 1;
+  const int log_nodes = log2i(s.nodes);
+  switch (a) {
+    case NcclAlgorithm::kRing: {
+      if (op.kind == CollectiveKind::kBroadcast || op.kind == CollectiveKind::kReduce)
+        return lat + (s.nodes > 1 ? inter : intra);
+      const bool allreduce = op.kind == CollectiveKind::kAllReduce;
+      const double steps = allreduce ? 2.0 * (s.ranks - 1) : s.ranks - 1.0;
+      const double inter_steps = allreduce ? (s.nodes > 1 ? 2.0 * s.nodes : 0.0) : s.nodes - 1.0;
+      double intra_step = intra;
+      if (s.nodes > 1)
+        intra_step = std::max(intra, kNetOverheadUs * (p == Protocol::kSimple ? 3 : 1));
+      return lat + (steps - inter_steps) * intra_step + inter_steps * inter;
+    }
+    case NcclAlgorithm::kTree:
+      return lat + 2 * (ppn_steps * intra + log_nodes * inter);
+    case NcclAlgorithm::kCollNetDirect:
+      return lat + 2 * (std::min(1.0, ppn_steps) * intra + ppn_steps * 0.4) + inter;
+    case NcclAlgorithm::kCollNetChain:
+      return lat + 2 * ppn_steps * intra + inter;
+    case NcclAlgorithm::kNvls:
+      return intra + (s.nodes > 1 ? inter : 0.0);
+    case NcclAlgorithm::kNvlsTree:
+      return lat + intra + 2 * log_nodes * inter;
+  }
+  return lat;
+}
+
+}  // namespace
+
+bool nccl_enabled(const Operation& op, const GroupShape& group, NcclAlgorithm algorithm) {
+  if (group.size < 2) return false;
+  const bool allreduce = op.kind == CollectiveKind::kAllReduce;
+  const bool multi = group.num_domains() > 1;
+  switch (algorithm) {
+    case NcclAlgorithm::kRing:
+      return is_ring_collective(op.kind);
+    case NcclAlgorithm::kTree:
+      return allreduce;
+    case NcclAlgorithm::kNvls:
+      if (!allreduce && op.kind != CollectiveKind::kAllGather &&
+          op.kind != CollectiveKind::kReduceScatter)
+        return false;
+      return multi ? false : group.in_switch_reduction;  // multi-node NVLS: not modelled
+    case NcclAlgorithm::kNvlsTree:
+      return allreduce && multi && group.domain_in_switch;
+    case NcclAlgorithm::kCollNetDirect:
+    case NcclAlgorithm::kCollNetChain:
+      return allreduce && multi && group.network_reduction;
+  }
+  return false;
+}
+
+std::optional<double> nccl_predicted_time_us(const Operation& op, const GroupShape& group,
+                                             NcclAlgorithm algorithm, Protocol protocol) {
+  if (!nccl_enabled(op, group, algorithm) || !nccl_supports(algorithm, protocol))
+    return std::nullopt;
+  const Shape s = shape_of(group);
+  double bw = algorithm_bandwidth(op, s, algorithm, protocol);
+  double lat = latency_us(op, s, algorithm, protocol);
+  if (bw <= 0) return std::nullopt;
+  const std::int64_t bytes = op.size.count();
+  const int log_size = log2i(bytes >> 6);
+  if (algorithm == NcclAlgorithm::kTree && log_size >= 0 && log_size < 23)
+    bw *= kTreeCorrection[static_cast<int>(protocol)][log_size];
+  // "Plateau effect of ring" (nChannels taken as the ranks per domain, one ring per NIC).
+  if (algorithm == NcclAlgorithm::kRing && protocol == Protocol::kSimple && s.nodes > 1 &&
+      op.kind == CollectiveKind::kAllReduce && bytes / (s.ppn * s.ranks) >= 64)
+    lat *= 1.4;
+  return lat + static_cast<double>(bytes) / (1000.0 * bw);
+}
+
+std::optional<NcclChoice> nccl_choose(const Operation& op, const GroupShape& group,
+                                      std::span<const NcclAlgorithm> algorithms,
+                                      std::optional<Protocol> forced) {
+  std::optional<NcclChoice> best;
+  for (NcclAlgorithm a : algorithms)
+    for (Protocol p : kAllProtocols) {
+      if (forced && p != *forced) continue;
+      const auto t = nccl_predicted_time_us(op, group, a, p);
+      if (t && (!best || *t < best->predicted_us)) best = NcclChoice{a, p, *t};
+    }
+  return best;
+}
+
+PlanOptions nccl_plan_options(const PlanOptions& base, NcclAlgorithm algorithm, Protocol protocol,
+                              const GroupShape& group) {
+  PlanOptions options = base;
+  const bool multi = group.num_domains() > 1;
+  options.op_latency = nccl_base_latency(algorithm, protocol);
+  Time intra = nccl_hardware_latency(NcclHardware::kNvlink, algorithm, protocol);
+  if (multi && algorithm == NcclAlgorithm::kRing)
+    intra = std::max(
+        intra, Time::from_seconds(kNetOverheadUs * 1e-6 * (protocol == Protocol::kSimple ? 3 : 1)));
+  Time inter = nccl_hardware_latency(NcclHardware::kNet, algorithm, protocol);
+  if (algorithm == NcclAlgorithm::kTree && protocol == Protocol::kSimple) {
+    // NCCL's Tree/Simple hardware latency is "the latency of a 256kB chunk" (tuning.cc): the
+    // chunk's transfer, which the flow simulation carries itself. Its step costs the ring's.
+    intra = nccl_hardware_latency(NcclHardware::kNvlink, NcclAlgorithm::kRing, protocol);
+    inter = nccl_hardware_latency(NcclHardware::kNet, NcclAlgorithm::kRing, protocol);
+  }
+  options.step_latency = intra;
+  options.net_step_latency = inter;
+  options.chunk_size = protocol_traits(protocol).slice;
+  switch (protocol) {
+    case Protocol::kLL:
+      options.protocol = ProtocolChoice::kLL;
+      break;
+    case Protocol::kLL128:
+      options.protocol = ProtocolChoice::kLL128;
+      break;
+    case Protocol::kSimple:
+      options.protocol = ProtocolChoice::kSimple;
+      break;
+  }
+  return options;
+}
+
+std::optional<Protocol> forced_protocol(ProtocolChoice choice) {
+  switch (choice) {
+    case ProtocolChoice::kLL:
+      return Protocol::kLL;
+    case ProtocolChoice::kLL128:
+      return Protocol::kLL128;
+    case ProtocolChoice::kSimple:
+      return Protocol::kSimple;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<ProtocolChoice> parse_protocol_choice(std::string_view text) {
+  if (const auto p = parse_protocol(text)) {
+    switch (*p) {
+      case Protocol::kLL:
+        return ProtocolChoice::kLL;
+      case Protocol::kLL128:
+        return ProtocolChoice::kLL128;
+      case Protocol::kSimple:
+        return ProtocolChoice::kSimple;
+    }
+  }
+  std::string lower(text);
+  for (char& c : lower)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "auto") return ProtocolChoice::kAuto;
+  if (lower == "off") return ProtocolChoice::kOff;
+  return std::nullopt;
+}
+
+}  // namespace stepsim::collectives

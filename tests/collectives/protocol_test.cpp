@@ -1,0 +1,238 @@
+// NCCL's protocols in the flow simulation (protocol.hpp) and NCCL's tuner (nccl_tuner.hpp).
+// Setup of the closed forms: an idle star of n ranks (one scale-up domain, links of bandwidth B
+// and latency L; a step crosses GPU -> switch -> GPU, 2L) or a full mesh (no domains: every step
+// is a network step, route L). Protocol p on NCCL algorithm A charges NCCL 2.20.3's base latency
+// o(A,p) once, its hardware latency h(hw,A,p) per step and w(p) wire bytes per payload byte.
+#include <gtest/gtest.h>
+
+#include "sim/collectives/algorithm_registry.hpp"
+#include "sim/collectives/collective_session.hpp"
+#include "sim/collectives/nccl_tuner.hpp"
+#include "sim/collectives/planned_collective.hpp"
+#include "sim/common/input_error.hpp"
+#include "test_topologies.hpp"
+
+namespace stepsim::collectives {
+namespace {
+
+constexpr int kN = 8;
+const BytesPerSecond kB = BytesPerSecond::gigabytes(100);
+const Time kL = Time::ns(100);
+
+double us(double seconds) {
+  return seconds * 1e6;
+}
+
+ProtocolChoice forced(Protocol p) {
+  switch (p) {
+    case Protocol::kLL:
+      return ProtocolChoice::kLL;
+    case Protocol::kLL128:
+      return ProtocolChoice::kLL128;
+    case Protocol::kSimple:
+      break;
+  }
+  return ProtocolChoice::kSimple;
+}
+
+double run(const topology::Topology& topo, std::string_view algo, Bytes size, Protocol p) {
+  CollectiveSession session(topo, line_rate_presets());
+  const Placement placement = place_group(topo, testing::first_ranks(kN));
+  Operation op;
+  op.kind = CollectiveKind::kAllReduce;
+  op.size = size;
+  PlanOptions options;
+  options.protocol = forced(p);
+  return session.run(*builtin_algorithms().create(algo), op, placement, options).seconds();
+}
+
+TEST(Protocol, TraitsAndLatenciesAreNccls) {
+  // LL: 16-byte lines of 8 data bytes; LL128: 128-byte lines of 120 (src/include/device.h).
+  EXPECT_DOUBLE_EQ(protocol_traits(Protocol::kLL).wire_factor, 2.0);
+  EXPECT_DOUBLE_EQ(protocol_traits(Protocol::kLL128).wire_factor, 128.0 / 120.0);
+  EXPECT_DOUBLE_EQ(protocol_traits(Protocol::kSimple).wire_factor, 1.0);
+  // DEFAULT_LL_BUFFSIZE 512 KiB / NCCL_STEPS 8, half of it flags; DEFAULT_LL128_BUFFSIZE
+  // 4,915,200 B / 8 x 120/128.
+  EXPECT_EQ(protocol_traits(Protocol::kLL).slice, Bytes(32 << 10));
+  EXPECT_EQ(protocol_traits(Protocol::kLL128).slice, Bytes(576000));
+  // tuning.cc (v2.20.3): baseLat Ring {6.6, 14, 8.4}; hwLat NVLink Ring {.6, 1.9, 3.4}, NET Ring
+  // {2.7, 4.0, 14.0}, NVLink NVLS Simple 23.
+  EXPECT_DOUBLE_EQ(nccl_base_latency(NcclAlgorithm::kRing, Protocol::kLL).microseconds(), 6.6);
+  EXPECT_DOUBLE_EQ(
+      nccl_hardware_latency(NcclHardware::kNvlink, NcclAlgorithm::kRing, Protocol::kLL128)
+          .microseconds(),
+      1.9);
+  EXPECT_DOUBLE_EQ(
+      nccl_hardware_latency(NcclHardware::kNet, NcclAlgorithm::kRing, Protocol::kSimple)
+          .microseconds(),
+      14.0);
+  EXPECT_DOUBLE_EQ(
+      nccl_hardware_latency(NcclHardware::kNvlink, NcclAlgorithm::kNvls, Protocol::kSimple)
+          .microseconds(),
+      23.0);
+  EXPECT_FALSE(nccl_supports(NcclAlgorithm::kNvls, Protocol::kLL));
+  EXPECT_EQ(parse_protocol("ll128"), Protocol::kLL128);
+  EXPECT_EQ(parse_protocol("Simple"), Protocol::kSimple);
+  EXPECT_FALSE(parse_protocol("ll64"));
+  EXPECT_EQ(parse_protocol_choice("AUTO"), ProtocolChoice::kAuto);
+  EXPECT_FALSE(parse_protocol_choice("fast"));
+}
+
+TEST(ProtocolClosedForm, RingAllReduceOnIdleStar) {
+  // o(Ring,p) + 2(n-1)·(h(NVLink,Ring,p) + 2L) + w(p)·2(n-1)/n·S/B, both ring forms.
+  // S = 8 ranks x 8 x 576,000 B: every protocol's chunks divide every segment evenly (LL128: 8
+  // chunks of its 576,000-byte slice; LL: 64 of 72,000 B, capped by max_chunks; Simple: 5 of
+  // 921,600 B), so the step form's chunks all finish together as in the closed form.
+  const auto topo = testing::star(kN, kB, kL);
+  const Bytes size(8 * 8 * 576000);
+  const double n = kN;
+  for (Protocol p : kAllProtocols) {
+    const double o = nccl_base_latency(NcclAlgorithm::kRing, p).seconds();
+    const double a =
+        nccl_hardware_latency(NcclHardware::kNvlink, NcclAlgorithm::kRing, p).seconds() +
+        2 * kL.seconds();
+    const double expected =
+        o + 2 * (n - 1) * a +
+        protocol_traits(p).wire_factor * 2 * (n - 1) / n * size.as_double() / kB.value();
+    for (const char* algo : {"ring", "ring-fluid"}) {
+      const double t = run(topo, algo, size, p);
+      EXPECT_NEAR(t, expected, expected * 1e-6)
+          << algo << "/" << to_string(p) << ": " << us(t) << " us, closed form " << us(expected);
+    }
+  }
+}
+
+TEST(ProtocolClosedForm, DoubleBinaryTreeOnIdleMesh) {
+  // No domains: every step is a network step. NCCL's two trees of depth d = 3 over 8 ranks, C
+  // chunks of the protocol's slice per tree (S/2 = 128 KiB: LL 4 chunks of 32 KiB, LL128 and
+  // Simple 1), C <= 5 so the trees never share a directed link at once (closed_form_test.cpp).
+  // The step latency a = h + L is paid by the first chunk only (NCCL's slots keep later chunks'
+  // latency hidden): o(Tree,p) + 2d·(h + L) + (2d + C - 1)·w(p)·S/(2·C·B), h = h(NET,Tree,p),
+  // for Simple the ring's (Tree/Simple's figure is a whole 256 kB chunk's time, which the flows
+  // carry here). The route latency L is paid by every chunk (it is the wire's).
+  const auto topo = testing::mesh(kN, kB, kL);
+  const Bytes size(256 << 10);
+  const double d = 3;
+  for (Protocol p : kAllProtocols) {
+    const double C = p == Protocol::kLL ? 4 : 1;
+    const double o = nccl_base_latency(NcclAlgorithm::kTree, p).seconds();
+    const NcclAlgorithm step_of =
+        p == Protocol::kSimple ? NcclAlgorithm::kRing : NcclAlgorithm::kTree;
+    const double h = nccl_hardware_latency(NcclHardware::kNet, step_of, p).seconds();
+    const double expected =
+        o + 2 * d * h +
+        (2 * d + C - 1) * (kL.seconds() + protocol_traits(p).wire_factor * size.as_double() /
+                                              (2 * C * kB.value()));
+    const double t = run(topo, "tree", size, p);
+    EXPECT_NEAR(t, expected, expected * 1e-6)
+        << "tree/" << to_string(p) << ": " << us(t) << " us, closed form " << us(expected);
+  }
+}
+
+GroupShape nvlink4_node(bool nvls) {
+  GroupShape g = GroupShape::single_domain(kN, nvls);
+  g.scale_up_bandwidth = BytesPerSecond::gigabytes(450);
+  return g;
+}
+
+Operation allreduce(double bytes) {
+  Operation op;
+  op.kind = CollectiveKind::kAllReduce;
+  op.size = Bytes(static_cast<std::int64_t>(bytes));
+  return op;
+}
+
+TEST(NcclTuner, SwitchesProtocolWhereTheCurvesCross) {
+  // 8 ranks of one NVLink4 node (450 GB/s), ring AllReduce, NCCL 2.20.3's model (us, GB/s):
+  //   LL     lat 6.6 + 14 x 0.6 = 15.0,  bw min(87.7, 450/4) x 8/14 = 50.114
+  //   LL128  lat 14 + 14 x 1.9 = 40.6,   bw 450 x 0.92 x 8/14 = 236.571
+  //   Simple lat 8.4 + 14 x 3.4 = 56.0,  bw 450 x 8/14 = 257.143
+  // t = lat + S / (1000 bw) crosses for LL/LL128 at S = 25.6 / (1/50.114 - 1/236.571) / 1e-3
+  // = 1.6278 MB and for LL128/Simple at S = 15.4 / (1/236.571 - 1/257.143) / 1e-3 = 45.54 MB.
+  const GroupShape group = nvlink4_node(false);
+  const NcclAlgorithm ring[] = {NcclAlgorithm::kRing};
+  const double ll_ll128 = 25.6e3 / (1 / (87.7 * 8 / 14) - 1 / (450 * 0.92 * 8 / 14));
+  const double ll128_simple = 15.4e3 / (1 / (450 * 0.92 * 8 / 14) - 1 / (450.0 * 8 / 14));
+  EXPECT_NEAR(ll_ll128, 1.6278e6, 1e3);
+  EXPECT_NEAR(ll128_simple, 45.54e6, 0.01e6);
+  auto chosen = [&](double bytes) { return nccl_choose(allreduce(bytes), group, ring)->protocol; };
+  EXPECT_EQ(chosen(0.97 * ll_ll128), Protocol::kLL);
+  EXPECT_EQ(chosen(1.03 * ll_ll128), Protocol::kLL128);
+  EXPECT_EQ(chosen(0.97 * ll128_simple), Protocol::kLL128);
+  EXPECT_EQ(chosen(1.03 * ll128_simple), Protocol::kSimple);
+  // The predicted times are the model's: 1 MiB on LL = 15.0 + 1048576 / (1000 x 50.114) us.
+  const auto t =
+      nccl_predicted_time_us(allreduce(1 << 20), group, NcclAlgorithm::kRing, Protocol::kLL);
+  ASSERT_TRUE(t);
+  EXPECT_NEAR(*t, 15.0 + 1048576 / (1000 * 87.7 * 8 / 14), 1e-9);
+}
+
+TEST(NcclTuner, AutoLabelsWhatRan) {
+  // With NVLS: NVLS's latency (23 us) loses to the ring's LL on small messages and wins from
+  // where lat + S/(1000 x 450 x 5/6) drops below LL128's.
+  const auto registry = builtin_algorithms();
+  const auto algo = registry.create("auto");
+  PlanOptions options;
+  options.protocol = ProtocolChoice::kAuto;
+  const GroupShape group = nvlink4_node(true);
+  EXPECT_EQ(plan_collective(*algo, allreduce(64 << 10), group, options).label, "ring/LL");
+  EXPECT_EQ(plan_collective(*algo, allreduce(1 << 30), group, options).label, "in-switch/Simple");
+  options.protocol = ProtocolChoice::kLL128;  // forced: the best algorithm for that protocol
+  EXPECT_EQ(plan_collective(*algo, allreduce(1 << 30), group, options).label, "ring-fluid/LL128");
+  // A forced protocol NVLS does not run is an input error.
+  options.protocol = ProtocolChoice::kLL;
+  EXPECT_THROW(plan_collective(*registry.create("in-switch"), allreduce(1 << 30), group, options),
+               InputError);
+}
+
+TEST(NcclTree, AcrossDomainsChainsInsideAndOneEdgePerChannelBetween) {
+  // 2 domains of 4 (NCCL's trees over nodes): 4 channels, channel c leaves each domain through
+  // local member c, so between the domains each channel has one edge, leader to leader, that
+  // carries its S/4 up (reduce) and S/4 down (broadcast): 2·S/4 per rail, 2·S in all. Inside a
+  // domain each channel is a chain of 3 edges with S/4 each way: 2 domains x 4 channels x 3 edges x
+  // 2 directions x S/4 = 12·S.
+  const GroupShape group = GroupShape::uniform(2, 4);
+  Operation op = allreduce(64 << 20);
+  const Plan plan = builtin_algorithms().create("tree")->plan(op, group, PlanOptions{});
+  const double S = op.size.as_double();
+  double across = 0, inside = 0;
+  std::vector<double> rail(4, 0.0);
+  for (const Transfer& t : plan.transfers()) {
+    if (t.is_join()) continue;
+    const std::uint32_t a = t.src.member_index(), b = t.dst.member_index();
+    if (group.domain[a] != group.domain[b]) {
+      across += t.bytes.as_double();
+      EXPECT_EQ(a % 4, b % 4) << "a tree edge between domains stays on one rail";
+      rail[a % 4] += t.bytes.as_double();
+    } else {
+      inside += t.bytes.as_double();
+    }
+  }
+  EXPECT_DOUBLE_EQ(across, 2 * S);
+  for (double r : rail)
+    EXPECT_DOUBLE_EQ(r, 2 * S / 4);
+  EXPECT_DOUBLE_EQ(inside, 12 * S);
+}
+
+TEST(NcclTuner, PointToPointTakesNcclsP2pProtocol) {
+  // NCCL's p2p (enqueue.cc): LL up to NCCL_P2P_LL_THRESHOLD = 16 KiB to one peer, Simple above.
+  // An AllToAll of S on 8 ranks sends S/8 to each peer: 128 KiB is 16 KiB a peer (LL), 256 KiB
+  // 32 KiB (Simple). LL's plan puts 2 wire bytes on the network per payload byte.
+  const auto direct = builtin_algorithms().create("direct");
+  PlanOptions options;
+  options.protocol = ProtocolChoice::kAuto;
+  Operation op;
+  op.kind = CollectiveKind::kAllToAll;
+  op.size = Bytes(128 << 10);
+  const GroupShape group = nvlink4_node(false);
+  const PlannedCollective small = plan_collective(*direct, op, group, options);
+  EXPECT_EQ(small.label, "direct/LL");
+  EXPECT_DOUBLE_EQ(small.plan.wire_factor(), 2.0);
+  op.size = Bytes(256 << 10);
+  EXPECT_EQ(plan_collective(*direct, op, group, options).label, "direct/Simple");
+  options.protocol = ProtocolChoice::kOff;
+  EXPECT_EQ(plan_collective(*direct, op, group, options).label, "direct");
+}
+
+}  // namespace
+}  // namespace stepsim::collectives
