@@ -15,35 +15,12 @@
 #include <algorithm>
 
 #include "sim/collectives/algorithm_registry.hpp"
+#include "sim/collectives/double_binary_tree.hpp"
 #include "sim/collectives/ring_phases.hpp"
 #include "sim/common/input_error.hpp"
 
 namespace stepsim::collectives {
 namespace {
-
-constexpr std::int64_t kNoParent = -1;
-
-// NCCL's double binary tree over n nodes (ncclGetBtree, ncclGetDtree), tree 0 or 1.
-std::vector<std::int64_t> node_tree(std::int64_t n, int tree) {
-  std::vector<std::int64_t> p1(static_cast<std::size_t>(n), kNoParent);
-  for (std::int64_t rank = 1; rank < n; ++rank) {
-    std::int64_t bit = 1;
-    while (bit < n && (bit & rank) == 0)
-      bit <<= 1;
-    std::int64_t up = (rank ^ bit) | (bit << 1);
-    if (up >= n) up = rank ^ bit;
-    p1[static_cast<std::size_t>(rank)] = up;
-  }
-  if (tree == 0) return p1;
-  std::vector<std::int64_t> parent(p1.size(), kNoParent);
-  for (std::int64_t r = 0; r < n; ++r) {
-    const std::int64_t g = n % 2 == 0 ? n - 1 - r : (r - 1 + n) % n;
-    const std::int64_t u = p1[static_cast<std::size_t>(g)];
-    parent[static_cast<std::size_t>(r)] =
-        u == kNoParent ? kNoParent : (n % 2 == 0 ? n - 1 - u : (u + 1) % n);
-  }
-  return parent;
-}
 
 // Chunks of the pipeline. With NCCL's protocol model on, NCCL's NVLS-tree chunking
 // (enqueue.cc, NVLS_TREE): K = channels x heads chunks at a time (NCCL_NVLS_NCHANNELS 16, one head
@@ -91,7 +68,7 @@ class NvlsTreeAlgorithm final : public Algorithm {
     const std::uint32_t chunks = rounds(op, m, options);
     const Time net = options.net_step_latency.value_or(options.step_latency);
     const Time first = options.step_latency + options.op_latency;
-    const std::vector<std::int64_t> trees[2] = {node_tree(nodes, 0), node_tree(nodes, 1)};
+    const std::vector<std::int64_t> trees[2] = {dtree_parents(nodes, 0), dtree_parents(nodes, 1)};
     std::vector<std::vector<std::uint32_t>> children[2];
     for (int t = 0; t < 2; ++t) {
       children[t].assign(nodes, {});

@@ -9,44 +9,14 @@
 #include <algorithm>
 
 #include "sim/collectives/algorithm_registry.hpp"
+#include "sim/collectives/double_binary_tree.hpp"
 #include "sim/collectives/ring_phases.hpp"
 #include "sim/common/input_error.hpp"
 
 namespace stepsim::collectives {
 namespace {
 
-constexpr std::int64_t kNoRank = -1;
-
-// Parent of every rank in NCCL's binary tree (src/graph/trees.cc, ncclGetBtree): rank 0 is the
-// root with a single child; a rank's parent is found by its lowest set bit.
-std::vector<std::int64_t> btree_parents(std::int64_t n) {
-  std::vector<std::int64_t> parent(static_cast<std::size_t>(n), kNoRank);
-  for (std::int64_t rank = 1; rank < n; ++rank) {
-    std::int64_t bit = 1;
-    while (bit < n && (bit & rank) == 0)
-      bit <<= 1;
-    std::int64_t up = (rank ^ bit) | (bit << 1);
-    if (up >= n) up = rank ^ bit;
-    parent[static_cast<std::size_t>(rank)] = up;
-  }
-  return parent;
-}
-
-// Parents in tree `tree` (0 or 1) of NCCL's double binary tree over n ranks (ncclGetDtree): the
-// second mirrors the first for even n and shifts it by one for odd n, so that most ranks are a
-// leaf in one of them.
-std::vector<std::int64_t> dtree_parents(std::int64_t n, int tree) {
-  const auto p1 = btree_parents(n);
-  if (tree == 0) return p1;
-  std::vector<std::int64_t> parent(p1.size(), kNoRank);
-  for (std::int64_t r = 0; r < n; ++r) {
-    const std::int64_t g = n % 2 == 0 ? n - 1 - r : (r - 1 + n) % n;
-    const std::int64_t u = p1[static_cast<std::size_t>(g)];
-    parent[static_cast<std::size_t>(r)] =
-        u == kNoRank ? kNoRank : (n % 2 == 0 ? n - 1 - u : (u + 1) % n);
-  }
-  return parent;
-}
+constexpr std::int64_t kNoRank = kNoParent;
 
 class TreeAlgorithm final : public Algorithm {
  public:
