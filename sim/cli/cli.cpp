@@ -38,22 +38,19 @@ void add_max_memory_option(CLI::App& app, std::string& max_memory) {
       ->type_name("SIZE");
 }
 
-Bytes parse_max_memory(const std::string& text) {
-  return option_value("--max-memory", text, [](const std::string& t) {
+std::pair<Bytes, std::string> memory_limit(const std::string& max_memory) {
+  if (max_memory.empty()) return {machine_memory(), "the machine's memory"};
+  const Bytes limit = option_value("--max-memory", max_memory, [](const std::string& t) {
     const Bytes b = parse_bytes(t);
     if (b.count() <= 0) throw InputError("a size above zero, such as 8GiB");
     return b;
   });
+  return {limit, "--max-memory"};
 }
 
 void guard_resources(Context& ctx, const workloads::WorkloadSpec& spec,
                      const std::string& max_memory) {
-  Bytes limit = machine_memory();
-  std::string source = "the machine's memory";
-  if (!max_memory.empty()) {
-    limit = parse_max_memory(max_memory);
-    source = "--max-memory";
-  }
+  const auto [limit, source] = memory_limit(max_memory);
   const ResourceEstimate estimate = estimate_resources(spec);
   check_resources(estimate, spec, limit, source);
   if (!estimate.extrapolated) return;

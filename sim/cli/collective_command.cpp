@@ -50,12 +50,7 @@ void guard_collective(CollectiveKind kind, std::uint32_t n, const std::string& m
   if (kind != CollectiveKind::kAllToAll && kind != CollectiveKind::kAllToAllv) return;
   const double transfers = static_cast<double>(n) * static_cast<double>(n - 1);
   const double bytes = transfers * kBytesPerPairTransfer;
-  Bytes limit = machine_memory();
-  std::string source = "the machine's memory";
-  if (!max_memory.empty()) {
-    limit = parse_max_memory(max_memory);
-    source = "--max-memory";
-  }
+  const auto [limit, source] = memory_limit(max_memory);
   if (limit.count() <= 0 || bytes <= static_cast<double>(limit.count())) return;
   const auto fitting = static_cast<std::uint32_t>(
       std::sqrt(static_cast<double>(limit.count()) / kBytesPerPairTransfer));

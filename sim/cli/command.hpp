@@ -11,6 +11,7 @@
 #include <iosfwd>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/common/input_error.hpp"
@@ -61,8 +62,10 @@ void add_override_option(CLI::App& app, std::vector<std::string>& overrides);
 
 // Adds `--max-memory SIZE` (the memory a simulation may use; default: the machine's).
 void add_max_memory_option(CLI::App& app, std::string& max_memory);
-// The option's value; InputError naming the option for a bad size.
-Bytes parse_max_memory(const std::string& text);
+// The memory a simulation may use and where that figure comes from: the option's value
+// ("--max-memory"; InputError naming the option for a bad size) or, when it is empty, the
+// machine's physical memory.
+std::pair<Bytes, std::string> memory_limit(const std::string& max_memory);
 // Estimates what simulating the step of `spec` needs (sim/run/resource_estimate.hpp), logs it,
 // and throws InputError with the estimate and advice when it is more than `max_memory` (the
 // option's text; empty: the machine's physical memory).
