@@ -56,6 +56,7 @@ void register_cloudmatrix_presets(BuilderRegistry& registry) {
         const BytesPerSecond rdma = p.bandwidth("rdma_speed");
 
         TopologyBuilder b("cloudmatrix384");
+        b.set_collective_library(CollectiveLibrary::kHccl);  // Ascend NPUs run HCCL, not NCCL
         const auto ub_class = b.link_class("ub");
         const auto d2d_class = b.link_class("die-to-die");
         const auto package_class = b.link_class("on-package");

@@ -36,7 +36,8 @@ NodeId resolve(const TopologyBuilder& b, const std::vector<std::string>& names,
 }  // namespace
 
 Topology read_graph(const config::Node& node) {
-  node.allow_keys({"name", "nodes", "links", "groups", "efficiency", "multipath"});
+  node.allow_keys(
+      {"name", "nodes", "links", "groups", "efficiency", "multipath", "collective_library"});
   const std::string name = node.has("name") ? node.at("name").as_string() : "graph";
   TopologyBuilder b(name);
   std::vector<std::string> names;

@@ -110,7 +110,8 @@ Topology load_topology(const config::Node& node, const BuilderRegistry& registry
   if (node.has("nodes") && !node.has("preset") && !node.has("builder")) {
     topology = read_graph(node);
   } else {
-    node.allow_keys({"preset", "builder", "params", "efficiency", "multipath", "name"});
+    node.allow_keys(
+        {"preset", "builder", "params", "efficiency", "multipath", "collective_library", "name"});
     const bool preset = node.has("preset");
     if (preset == node.has("builder")) {
       node.fail("a map with exactly one of preset:, builder: (or nodes: for an explicit graph)");
@@ -121,6 +122,9 @@ Topology load_topology(const config::Node& node, const BuilderRegistry& registry
   }
   if (auto efficiency = node.find("efficiency")) apply_efficiency(topology, *efficiency);
   if (auto multipath = node.find("multipath")) apply_multipath(topology, *multipath);
+  if (auto library = node.find("collective_library"))
+    topology.set_collective_library(
+        *parse_collective_library(library->as_choice({"nccl", "hccl"})));
   return topology;
 }
 

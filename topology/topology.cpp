@@ -38,6 +38,16 @@ std::optional<Multipath> parse_multipath(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view to_string(CollectiveLibrary library) {
+  return library == CollectiveLibrary::kHccl ? "hccl" : "nccl";
+}
+
+std::optional<CollectiveLibrary> parse_collective_library(std::string_view text) {
+  if (text == "nccl") return CollectiveLibrary::kNccl;
+  if (text == "hccl") return CollectiveLibrary::kHccl;
+  return std::nullopt;
+}
+
 std::optional<NodeId> Topology::find_node(std::string_view name) const {
   const auto it = by_name_.find(std::string(name));
   if (it == by_name_.end()) return std::nullopt;

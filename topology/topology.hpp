@@ -67,6 +67,15 @@ enum class Multipath : std::uint8_t { kHash, kSpray };
 std::string_view to_string(Multipath multipath);
 std::optional<Multipath> parse_multipath(std::string_view text);
 
+// The collective library that runs on a fabric's accelerators. Under NCCL (NVIDIA GPUs) the
+// collectives take NCCL's protocols and its tuner's choice (sim/collectives/nccl_tuner.hpp); under
+// HCCL (Huawei Ascend: CloudMatrix384, UB-Mesh) they keep stepsim's own algorithm rules and
+// latencies, since NCCL's constants and its LL/LL128 protocols are not HCCL's.
+enum class CollectiveLibrary : std::uint8_t { kNccl, kHccl };
+// "nccl", "hccl".
+std::string_view to_string(CollectiveLibrary library);
+std::optional<CollectiveLibrary> parse_collective_library(std::string_view text);
+
 // A family of links with the same technology ("nvlink", "ib", "pcie", "ub"...). The efficiency
 // (0..1] turns line rate into the effective bandwidth a flow can reach (protocol overheads); it is
 // 1 unless the user sets it (calibration is done by the collectives, not here).
@@ -166,6 +175,10 @@ class Topology {
   // Sets how a link class spreads transfers over parallel links (as set_efficiency: part of
   // loading, `multipath:` in a topology map); false when there is no class of that name.
   bool set_multipath(std::string_view link_class, Multipath multipath);
+  // The collective library of the fabric (`collective_library:` in a topology map or graph file;
+  // the presets set theirs). NCCL unless set.
+  CollectiveLibrary collective_library() const { return collective_library_; }
+  void set_collective_library(CollectiveLibrary library) { collective_library_ = library; }
   // "node12.gpu3 -> leaf5"
   std::string describe(LinkIndex id) const;
 
@@ -204,6 +217,7 @@ class Topology {
   friend class TopologyBuilder;
   LinkClass* find_class(std::string_view link_class);  // nullptr when there is none
   std::string name_;
+  CollectiveLibrary collective_library_ = CollectiveLibrary::kNccl;
   std::vector<NodeInfo> nodes_;
   std::vector<LinkInfo> links_;
   std::vector<LinkClass> classes_;

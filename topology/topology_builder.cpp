@@ -248,6 +248,7 @@ Topology TopologyBuilder::build() && {
   }
 
   t.name_ = std::move(name_);
+  t.collective_library_ = collective_library_;
   t.nodes_ = std::move(nodes_);
   t.classes_ = std::move(classes_);
   t.by_name_ = std::move(by_name_);

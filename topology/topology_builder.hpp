@@ -55,6 +55,9 @@ class TopologyBuilder {
   // Returns the group of `kind` that `node` is in, if any.
   std::optional<std::uint32_t> group_of(NodeId node, GroupKind kind) const;
 
+  // The collective library of the fabric (Topology::collective_library); NCCL unless set.
+  void set_collective_library(CollectiveLibrary library) { collective_library_ = library; }
+
   void set_clos_label(NodeId node, ClosLabel label);
   void add_fabric(FabricSummary summary) { fabrics_.push_back(std::move(summary)); }
 
@@ -63,6 +66,7 @@ class TopologyBuilder {
 
  private:
   std::string name_;
+  CollectiveLibrary collective_library_ = CollectiveLibrary::kNccl;
   std::vector<NodeInfo> nodes_;
   std::vector<LinkInfo> links_;
   std::vector<LinkClass> classes_;

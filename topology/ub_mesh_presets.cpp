@@ -31,6 +31,7 @@ struct MeshSpec {
 
 Topology build_mesh(const std::string& name, const MeshSpec& s) {
   TopologyBuilder b(name);
+  b.set_collective_library(CollectiveLibrary::kHccl);  // Ascend NPUs run HCCL, not NCCL
   const std::array<std::uint16_t, 4> cls = {b.link_class("ub-x"), b.link_class("ub-y"),
                                             b.link_class("ub-rack-row"),
                                             b.link_class("ub-rack-column")};

@@ -103,6 +103,7 @@ nlohmann::json to_json(const Topology& t, const Analysis& a,
                        {"multipath", std::string(to_string(c.multipath))}});
   }
   j["link_classes"] = classes;
+  j["collective_library"] = std::string(to_string(t.collective_library()));
   nlohmann::json checks = nlohmann::json::array();
   for (const collectives::ReachCheck& c : reach) {
     checks.push_back({{"tier", c.tier},
@@ -132,6 +133,10 @@ void print_text(std::ostream& out, const Topology& t, const Analysis& a,
     if (c.multipath == Multipath::kSpray) spraying.push_back(c.name);
   out << fmt::format("multipath: {} spray, the others hash\n",
                      spraying.empty() ? "no class" : fmt::format("{}", fmt::join(spraying, ", ")));
+  out << fmt::format("collectives: {}\n",
+                     t.collective_library() == CollectiveLibrary::kNccl
+                         ? "NCCL (its protocols and tuner)"
+                         : "HCCL (stepsim's own algorithm rules, no NCCL protocol)");
   if (!reach.empty()) {
     out << "reachable with the defaults (1 GiB, algorithm auto, calibrated links, ECMP as the "
            "fabric says):\n";

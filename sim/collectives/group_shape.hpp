@@ -60,6 +60,9 @@ struct GroupShape {
   bool domain_in_switch = false;
   // The scale-out fabric's switches reduce (InfiniBand SHARP): CollNet across domains.
   bool network_reduction = false;
+  // NCCL runs the group's collectives (the topology's collective library): its protocols and
+  // tuner apply. False under HCCL, whose collectives keep stepsim's own rules.
+  bool nccl = true;
 
   static GroupShape single_domain(std::uint32_t members, bool in_switch = false);
   // `domains` domains of `per_domain` consecutive members each.

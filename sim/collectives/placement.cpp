@@ -66,6 +66,7 @@ GroupShape group_shape(const topology::Topology& topology, const Placement& plac
   GroupShape shape;
   shape.size = static_cast<std::uint32_t>(placement.members.size());
   shape.in_switch_reduction = placement.reduction_switch.has_value();
+  shape.nccl = topology.collective_library() == topology::CollectiveLibrary::kNccl;
   // Dense domain numbers in order of first appearance; a member without a scale-up group is alone.
   std::map<std::int64_t, std::uint32_t> number;
   for (std::size_t i = 0; i < placement.members.size(); ++i) {

@@ -46,7 +46,12 @@ std::int64_t per_peer_bytes(const Operation& op, const GroupShape& group) {
 }  // namespace
 
 PlannedCollective plan_collective(const Algorithm& algorithm, const Operation& op,
-                                  const GroupShape& group, const PlanOptions& options) {
+                                  const GroupShape& group, const PlanOptions& requested) {
+  // Where NCCL does not run (an HCCL fabric), `auto` keeps stepsim's own rules and latencies; a
+  // forced protocol still runs NCCL's model, as asked.
+  PlanOptions options = requested;
+  if (!group.nccl && options.protocol == ProtocolChoice::kAuto)
+    options.protocol = ProtocolChoice::kOff;
   const std::string name(algorithm.resolve(op, group, options));
   const auto nccl = nccl_algorithm_of(name);
   if (options.protocol != ProtocolChoice::kOff && !nccl && is_point_to_point(op.kind)) {

@@ -150,6 +150,10 @@ std::vector<BadInput> cases() {
         "topology={preset: dgx-h100, multipath: "
         "{nvlnk: spray}}"},
        {"no link class 'nvlnk'", "did you mean 'nvlink'"}},
+      {"collective_library_unknown",
+       {"check", "{bad}/../good/minimal.yaml", "-o",
+        "topology={preset: dgx-h100, collective_library: rccl}"},
+       {"collective_library", "'rccl'", "nccl", "hccl"}},
       // Limits of the compact operations (workloads/operation.hpp): 15 bits of layer, 8 of chunk.
       {"too_many_layers",
        {"check", "{bad}/../good/minimal.yaml", "-o", "model={preset: llama3-8b, layers: 40000}"},

@@ -185,6 +185,40 @@ TEST(NcclTuner, AutoLabelsWhatRan) {
                InputError);
 }
 
+TEST(NcclTuner, AppliesWhereNcclRunsOnly) {
+  // CloudMatrix384's NPUs run HCCL: `auto` keeps stepsim's own rules there (a 384-member ring,
+  // fluid), with no NCCL protocol, and gives the same time as --proto off. The same fabric told
+  // that NCCL runs on it takes NCCL's choice; a forced protocol runs NCCL's model on HCCL too.
+  const auto registry = builtin_algorithms();
+  const auto algo = registry.create("auto");
+  const auto topo = testing::preset("cloudmatrix384");
+  ASSERT_EQ(topo.collective_library(), topology::CollectiveLibrary::kHccl);
+  const GroupShape hccl = group_shape(topo, place_group(topo, testing::first_ranks(384)));
+  EXPECT_FALSE(hccl.nccl);
+  PlanOptions options;
+  options.protocol = ProtocolChoice::kAuto;
+  EXPECT_EQ(plan_collective(*algo, allreduce(1 << 30), hccl, options).label, "ring-fluid");
+  EXPECT_EQ(plan_collective(*algo, allreduce(64 << 10), hccl, options).label, "halving-doubling");
+  options.protocol = ProtocolChoice::kSimple;
+  EXPECT_EQ(
+      plan_collective(*registry.create("ring-fluid"), allreduce(1 << 30), hccl, options).label,
+      "ring-fluid/Simple");
+  // A DGX H100 node is NCCL's (the default library), unless its topology says otherwise.
+  const auto dgx = testing::preset("dgx-h100");
+  EXPECT_EQ(dgx.collective_library(), topology::CollectiveLibrary::kNccl);
+  options.protocol = ProtocolChoice::kAuto;
+  const auto dgx_placement = place_group(dgx, testing::first_ranks(8));
+  EXPECT_EQ(
+      plan_collective(*algo, allreduce(64 << 10), group_shape(dgx, dgx_placement), options).label,
+      "ring/LL");
+  const auto told = testing::preset_yaml("{preset: dgx-h100, collective_library: hccl}");
+  EXPECT_EQ(told.collective_library(), topology::CollectiveLibrary::kHccl);
+  EXPECT_EQ(plan_collective(*algo, allreduce(64 << 10),
+                            group_shape(told, place_group(told, testing::first_ranks(8))), options)
+                .label,
+            "halving-doubling");
+}
+
 TEST(NcclTree, AcrossDomainsChainsInsideAndOneEdgePerChannelBetween) {
   // 2 domains of 4 (NCCL's trees over nodes): 4 channels, channel c leaves each domain through
   // local member c, so between the domains each channel has one edge, leader to leader, that
