@@ -5,7 +5,7 @@
 // Uncontended, with depth d (edges from root to the deepest leaf), C chunks per tree, per-edge
 // bandwidth B and per-step latency a: (2d + C - 1)·(a + S/(2·C·B)).
 // Across scale-up domains of several members each the trees are NCCL's: a chain inside every
-// domain and the double binary tree across the domains, one tree per channel (plan() below).
+// domain and the double binary tree across the domains, both trees on every channel (plan()).
 #include <algorithm>
 
 #include "sim/collectives/algorithm_registry.hpp"
@@ -45,17 +45,17 @@ class TreeAlgorithm final : public Algorithm {
         emit_tree(builder, dtree_parents(n, tree), detail::share(op.size, 2, tree), options, group,
                   frontier, done);
     } else {
-      // NCCL's trees over nodes (src/graph/connect.cc, trees.cc): in each domain a chain from
-      // the member that talks to the network, across domains the double binary tree of the
-      // domains among those members. Channel c follows tree c mod 2 and leaves each domain
-      // through its local member c (one NIC rail per channel, every NIC in use), carrying
-      // 1/channels of the buffer.
-      const std::uint32_t channels =
-          std::max<std::uint32_t>(detail::channel_count(group, options), 2);
+      // NCCL's trees over nodes (src/graph/connect.cc, connectTrees; trees.cc): in each domain a
+      // chain from the member that talks to the network, across domains the double binary tree
+      // of the domains among those members. Every channel c of the graph leaves each domain
+      // through its local member c (one NIC rail per channel, every NIC in use) and runs both
+      // trees: NCCL doubles the channels, channel c on tree 0 and channel c + nChannels on tree
+      // 1, so that every rail is an inner node of at most one tree. Each of the 2 x channels
+      // trees carries 1/(2 x channels) of the buffer.
+      const std::uint32_t channels = detail::channel_count(group, options);
       const auto nodes = static_cast<std::int64_t>(domains.size());
       for (std::uint32_t c = 0; c < channels; ++c) {
-        const auto node_parent = dtree_parents(nodes, static_cast<int>(c % 2));
-        std::vector<std::int64_t> parent(static_cast<std::size_t>(n), kNoRank);
+        std::vector<std::int64_t> chain(static_cast<std::size_t>(n), kNoRank);
         std::vector<std::uint32_t> leader(domains.size());
         for (std::size_t d = 0; d < domains.size(); ++d) {
           const auto& members = domains[d];
@@ -63,13 +63,17 @@ class TreeAlgorithm final : public Algorithm {
           const std::uint32_t lead = c % m;
           leader[d] = members[lead];
           for (std::uint32_t pos = 1; pos < m; ++pos)
-            parent[members[(lead + pos) % m]] = members[(lead + pos - 1) % m];
+            chain[members[(lead + pos) % m]] = members[(lead + pos - 1) % m];
         }
-        for (std::size_t d = 0; d < domains.size(); ++d)
-          if (node_parent[d] != kNoRank)
-            parent[leader[d]] = leader[static_cast<std::size_t>(node_parent[d])];
-        emit_tree(builder, parent, detail::share(op.size, channels, c), options, group, frontier,
-                  done);
+        for (int tree = 0; tree < 2; ++tree) {
+          const auto node_parent = dtree_parents(nodes, tree);
+          std::vector<std::int64_t> parent = chain;
+          for (std::size_t d = 0; d < domains.size(); ++d)
+            if (node_parent[d] != kNoRank)
+              parent[leader[d]] = leader[static_cast<std::size_t>(node_parent[d])];
+          emit_tree(builder, parent, detail::share(op.size, 2 * channels, 2 * c + tree), options,
+                    group, frontier, done);
+        }
       }
     }
     for (std::uint32_t m = 0; m < group.size; ++m)

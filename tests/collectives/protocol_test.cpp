@@ -220,11 +220,11 @@ TEST(NcclTuner, AppliesWhereNcclRunsOnly) {
 }
 
 TEST(NcclTree, AcrossDomainsChainsInsideAndOneEdgePerChannelBetween) {
-  // 2 domains of 4 (NCCL's trees over nodes): 4 channels, channel c leaves each domain through
-  // local member c, so between the domains each channel has one edge, leader to leader, that
-  // carries its S/4 up (reduce) and S/4 down (broadcast): 2·S/4 per rail, 2·S in all. Inside a
-  // domain each channel is a chain of 3 edges with S/4 each way: 2 domains x 4 channels x 3 edges x
-  // 2 directions x S/4 = 12·S.
+  // 2 domains of 4 (NCCL's trees over nodes): 4 channels, each running both trees (8 trees of
+  // S/8), channel c leaves each domain through local member c, so between the domains each tree
+  // has one edge, leader to leader, that carries its S/8 up (reduce) and S/8 down (broadcast):
+  // 2·S/4 per rail, 2·S in all. Inside a domain each tree is a chain of 3 edges with S/8 each
+  // way: 2 domains x 8 trees x 3 edges x 2 directions x S/8 = 12·S.
   const GroupShape group = GroupShape::uniform(2, 4);
   Operation op = allreduce(64 << 20);
   const Plan plan = builtin_algorithms().create("tree")->plan(op, group, PlanOptions{});
