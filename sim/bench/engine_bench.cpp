@@ -139,6 +139,7 @@ struct AllToAllRun {
   std::uint64_t rate_updates = 0;
   std::uint64_t classes_solved = 0;
   std::uint64_t deferred = 0;
+  std::uint64_t boundary_expansions = 0;
 };
 
 AllToAllRun run_all_to_all(int endpoints, bool uneven, double idle_tolerance) {
@@ -169,6 +170,7 @@ AllToAllRun run_all_to_all(int endpoints, bool uneven, double idle_tolerance) {
   run.rate_updates = net.rate_updates();
   run.classes_solved = net.classes_solved();
   run.deferred = net.deferred_departures();
+  run.boundary_expansions = net.boundary_expansions();
   return run;
 }
 
@@ -184,6 +186,7 @@ void BM_AllToAll(benchmark::State& state) {
       state.SkipWithError("not every flow completed");
   }
   state.counters["deferred"] = static_cast<double>(run.deferred);
+  state.counters["boundary_expansions"] = static_cast<double>(run.boundary_expansions);
   state.counters["rate_updates"] = static_cast<double>(run.rate_updates);
   state.counters["classes_solved"] = static_cast<double>(run.classes_solved);
   state.counters["flows"] = static_cast<double>(run.finish_s.size());
