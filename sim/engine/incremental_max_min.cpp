@@ -164,10 +164,11 @@ void IncrementalMaxMin::solve_local() {
 }
 
 void IncrementalMaxMin::estimate_boundary() {
-  // Outside load <= link_load - departed - (component classes at their flows now and their old
-  // rates, summed by the search): the classes outside kept their flows and rates since the
-  // link's last solve, which set link_load; every class that lost flows since is in the
-  // component (it changed).
+  // Outside load = link_load - link_unsolved (flows that left, less flows that joined at their
+  // class's old rate) - (component classes at their flows now and their old rates, summed by the
+  // search), up to rounding: the classes outside kept their flows and rates since the link's
+  // last solve, which set link_load; every class whose flows changed since is in the component,
+  // or has none left (its load is in link_unsolved).
   for (std::size_t j = 0; j < comp_links_.size(); ++j) {
     if (estimated_[j] == 0) continue;
     const std::uint32_t l = comp_links_[j];
