@@ -139,12 +139,17 @@ struct AllToAllRun {
   std::uint64_t rate_updates = 0;
   std::uint64_t classes_solved = 0;
   std::uint64_t deferred = 0;
+  std::uint64_t boundary_expansions = 0;
+  std::uint64_t boundary_estimates = 0;
+  std::uint64_t boundary_refused = 0;
 };
 
-AllToAllRun run_all_to_all(int endpoints, bool uneven, double idle_tolerance) {
+AllToAllRun run_all_to_all(int endpoints, bool uneven, double idle_tolerance,
+                           bool bound_boundary_links = true) {
   AllToAllRun run;
   Simulator sim;
-  FlowNetwork net(sim, FlowNetworkOptions{.idle_tolerance = idle_tolerance});
+  FlowNetwork net(sim, FlowNetworkOptions{.bound_boundary_links = bound_boundary_links,
+                                          .idle_tolerance = idle_tolerance});
   const FatTree tree(net, 32, 16, BytesPerSecond::gigabits(400), Time::us(1));
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> factor(1.0, 2.0);
@@ -169,21 +174,27 @@ AllToAllRun run_all_to_all(int endpoints, bool uneven, double idle_tolerance) {
   run.rate_updates = net.rate_updates();
   run.classes_solved = net.classes_solved();
   run.deferred = net.deferred_departures();
+  run.boundary_expansions = net.boundary_expansions();
+  run.boundary_estimates = net.boundary_estimates();
+  run.boundary_refused = net.boundary_estimates_refused();
   return run;
 }
 
 // range(0) endpoints, range(1) 1 for uneven sizes, range(2) the idle tolerance in basis points
 // (0: exact max-min; 500: 5%).
-void BM_AllToAll(benchmark::State& state) {
+void all_to_all_benchmark(benchmark::State& state, bool bound_boundary_links) {
   const int endpoints = static_cast<int>(state.range(0));
   AllToAllRun run;
   for (auto _ : state) {
-    run =
-        run_all_to_all(endpoints, state.range(1) != 0, static_cast<double>(state.range(2)) * 1e-4);
+    run = run_all_to_all(endpoints, state.range(1) != 0, static_cast<double>(state.range(2)) * 1e-4,
+                         bound_boundary_links);
     if (std::count(run.finish_s.begin(), run.finish_s.end(), -1.0) != 0)
       state.SkipWithError("not every flow completed");
   }
   state.counters["deferred"] = static_cast<double>(run.deferred);
+  state.counters["boundary_expansions"] = static_cast<double>(run.boundary_expansions);
+  state.counters["boundary_estimates"] = static_cast<double>(run.boundary_estimates);
+  state.counters["boundary_refused"] = static_cast<double>(run.boundary_refused);
   state.counters["rate_updates"] = static_cast<double>(run.rate_updates);
   state.counters["classes_solved"] = static_cast<double>(run.classes_solved);
   state.counters["flows"] = static_cast<double>(run.finish_s.size());
@@ -191,8 +202,24 @@ void BM_AllToAll(benchmark::State& state) {
   state.counters["solves"] = static_cast<double>(run.solves);
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
+
+void BM_AllToAll(benchmark::State& state) {
+  all_to_all_benchmark(state, true);
+}
 BENCHMARK(BM_AllToAll)
     ->ArgsProduct({{64, 128, 256, 512}, {0, 1}, {0, 100, 500, 1000}})
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);
+
+// The same with every boundary link's outside load summed class by class (what the flow network
+// did before bounding it; FlowNetworkOptions::bound_boundary_links), to measure the difference in
+// one binary.
+void BM_AllToAllSummedBoundary(benchmark::State& state) {
+  all_to_all_benchmark(state, false);
+}
+BENCHMARK(BM_AllToAllSummedBoundary)
+    ->ArgsProduct({{64, 128, 256, 512}, {0, 1}, {0}})
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kSecond);

@@ -142,6 +142,12 @@ std::uint64_t FlowNetwork::deferred_departures() const {
 std::uint64_t FlowNetwork::boundary_expansions() const {
   return state_->max_min_.boundary_expansions();
 }
+std::uint64_t FlowNetwork::boundary_estimates() const {
+  return state_->max_min_.boundary_estimates();
+}
+std::uint64_t FlowNetwork::boundary_estimates_refused() const {
+  return state_->max_min_.boundary_estimates_refused();
+}
 void FlowNetwork::check_invariants() const {
   state_->check_invariants();
 }
@@ -158,6 +164,8 @@ FlowNetwork::State::State(Simulator& simulator, FlowNetworkOptions options)
     throw std::invalid_argument("FlowNetwork: idle_tolerance must be in [0, 1), got " +
                                 std::to_string(options_.idle_tolerance));
   }
+  // (Deferred departures take their load off the links at once, so link_unsolved is not kept.)
+  max_min_.allow_estimates(options_.bound_boundary_links && options_.idle_tolerance == 0.0);
 }
 
 FlowNetwork::State::~State() {
@@ -179,6 +187,8 @@ LinkId FlowNetwork::State::add_link(BytesPerSecond bandwidth, Time latency) {
   tables_.link_classes.emplace_back();
   tables_.link_shares.emplace_back();
   tables_.link_load.push_back(0.0);
+  tables_.link_flows.push_back(0);
+  tables_.link_unsolved.push_back(0.0);
   link_latency_.push_back(latency);
   link_saturated_.push_back(0);
   stats_.add_link(sim_.now().picoseconds());
@@ -334,6 +344,12 @@ void FlowNetwork::State::add_part(std::uint32_t flow, std::span<const LinkId> pa
 
   if (h.flows == 0) activate_class(cls);
   ++h.flows;
+  const std::span<const std::uint32_t> links = tables_.path(cls);
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    ++tables_.link_flows[links[i]];
+    if (options_.idle_tolerance == 0.0)
+      tables_.link_unsolved[links[i]] -= h.rate * tables_.share(cls, i);
+  }
   max_min_.note_arrival();
   mark_dirty(cls);
   if (h.rate > 0.0) {
@@ -573,6 +589,13 @@ void FlowNetwork::State::drain_event() {
     }
     max_min_.note_departure(h.rate);
     const std::uint32_t departed = finish_due_parts(cls, now);
+    const std::span<const std::uint32_t> links = tables_.path(cls);
+    const double departed_load = static_cast<double>(departed) * h.rate;
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      tables_.link_flows[links[i]] -= departed;
+      if (options_.idle_tolerance == 0.0)
+        tables_.link_unsolved[links[i]] += departed_load * tables_.share(cls, i);
+    }
     if (options_.idle_tolerance > 0.0 && !depart_needs_solve(cls, departed, now_ps)) {
       // Deferred: the class seeds the next solve, whenever a change runs one.
       max_min_.mark_changed(cls);
@@ -746,6 +769,7 @@ void FlowNetwork::State::apply_rates(const IncrementalMaxMin::Component& compone
   for (std::size_t j = 0; j < component.links.size(); ++j) {
     const std::uint32_t l = component.links[j];
     set_link_load(l, now_ps, max_min_.load(j));
+    tables_.link_unsolved[l] = 0.0;
     stats_.set_flows(l, max_min_.flows(j));
     link_saturated_[l] = saturated(max_min_.load(j), tables_.link_capacity[l]) ? 1 : 0;
   }
@@ -777,6 +801,7 @@ void FlowNetwork::State::check_invariants() const {
   double link_total = 0.0;
   for (std::uint32_t l = 0; l < tables_.link_capacity.size(); ++l) {
     double load = 0.0;
+    std::uint64_t flows = 0;
     const std::vector<std::uint32_t>& on_link = tables_.link_classes[l];
     if (tables_.link_shares[l].size() != on_link.size())
       broken(where("class shares out of step with the classes on link", l));
@@ -785,7 +810,12 @@ void FlowNetwork::State::check_invariants() const {
       if (h.flows == 0 || !tables_.classes[on_link[k]].in_use)
         broken(where("inactive class listed on link", l));
       load += static_cast<double>(h.flows) * h.rate * tables_.link_shares[l][k];
+      // (A path that lists the link twice lists the class twice.)
+      flows += h.flows;
     }
+    if (flows != tables_.link_flows[l]) broken(where("flow count out of step on link", l));
+    if (solved && tables_.link_unsolved[l] != 0.0)
+      broken(where("unsolved load left over after a solve on link", l));
     const double cap = tables_.link_capacity[l];
     const double link_load = tables_.link_load[l];
     if (loads_current && std::fabs(load - link_load) > 1e-9 * cap) {

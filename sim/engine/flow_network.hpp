@@ -85,6 +85,12 @@ struct FlowNetworkOptions {
   // Re-solve every active flow at every change instead of the touched component only. Slower;
   // kept to check the incremental solve against.
   bool full_resolve = false;
+  // Bound the load that the classes outside a solve's component leave on its boundary links
+  // instead of summing it class by class, and sum it only for a link the new rates bring near
+  // saturation (incremental_max_min.hpp, "Estimated boundary links"). Same rates (a link that
+  // does not fill never limits a rate); link loads equal up to rounding. Off: the sum every
+  // time, kept to check against and to measure. Unused with idle_tolerance.
+  bool bound_boundary_links = true;
   // Deferred re-solves, an opt-in approximation (0, the default, is exact max-min). A departure
   // leaves the rates of the remaining flows as they are while every link that was saturated at
   // the last solve keeps its idle capacity within this fraction of its bandwidth; the departure
@@ -167,6 +173,11 @@ class FlowNetwork {
   std::uint64_t deferred_departures() const;
   // Solves repeated because a link with spare capacity filled up and joined the component.
   std::uint64_t boundary_expansions() const;
+  // Boundary links whose outside load a solve bounded instead of summing it (exact max-min all
+  // the same; incremental_max_min.hpp), and those of them that came near saturation and were
+  // summed after all.
+  std::uint64_t boundary_estimates() const;
+  std::uint64_t boundary_estimates_refused() const;
 
   // Checks the invariants and throws std::logic_error naming the first broken one: no link above
   // its bandwidth (relative 1e-9), link loads equal the sum of their flows' rates, rates finite and

@@ -80,6 +80,12 @@ struct FlowTables {
   // Parallel to link_classes: the share of each of those classes on the link (1 unless sprayed).
   std::vector<std::vector<double>> link_shares;
   std::vector<double> link_load;  // bytes/s, as of the last solve
+  // Flows crossing the link now (counted once per listing of the link in a path).
+  std::vector<std::uint32_t> link_flows;
+  // Since the link's last solve (kept only without idle_tolerance): the load of the flows that
+  // left it, less the flows that joined it counted at their class's rate then (0 for a new
+  // class). link_load less this is the load of the flows there now, each at its class's rate.
+  std::vector<double> link_unsolved;
 
   std::vector<FlowClass> classes;
   std::vector<ClassHot> hot;      // parallel to classes

@@ -31,12 +31,13 @@ IncrementalMaxMin::Component IncrementalMaxMin::solve(bool full_resolve) {
   instant_min_departed_rate_ = std::numeric_limits<double>::infinity();
   if (changed_.empty()) return {};
   ++solves_;
+  // (A full re-solve has no boundary links.)
+  estimate_ = allow_estimates_ && !full_resolve;
   start_search(full_resolve);
   for (;;) {
     scan(fixed_below);
     solve_local();
     if (!grow_boundary()) break;
-    ++boundary_expansions_;
   }
   return {comp_classes_, rate_, comp_links_};
 }
@@ -48,6 +49,9 @@ void IncrementalMaxMin::start_search(bool full_resolve) {
   fixed_load_.clear();
   fixed_count_.clear();
   crossed_.clear();
+  estimated_.clear();
+  inside_load_.clear();
+  inside_count_.clear();
   scan_queue_.clear();
   // The component's classes as a problem with local indices, built as the search finds them (a
   // class's links are visited, so numbered, before its path is written).
@@ -73,8 +77,12 @@ void IncrementalMaxMin::visit_link(std::uint32_t l, bool cross) {
     link_local_[l] = static_cast<std::uint32_t>(comp_links_.size());
     comp_links_.push_back(l);
     crossed_.push_back(cross ? 1 : 0);
+    estimated_.push_back(!cross && estimate_ ? 1 : 0);
+    if (!cross && estimate_) ++boundary_estimates_;
     fixed_load_.push_back(0.0);
     fixed_count_.push_back(0);
+    inside_load_.push_back(0.0);
+    inside_count_.push_back(0);
     if (cross) scan_queue_.push_back(l);
   }
 }
@@ -102,13 +110,18 @@ void IncrementalMaxMin::scan(double fixed_below) {
         share_.assign(path_.size(), 1.0);
       }
       const std::span<const std::uint32_t> links = tables_.path(cls);
+      const double class_load = static_cast<double>(c.flows) * c.rate;
       for (std::size_t i = 0; i < links.size(); ++i) {
         const std::uint32_t l = links[i];
         // (Most links are met again; the saturation test is only for the first meeting.)
         if (link_mark_[l] != stamp_)
           visit_link(l, saturated(tables_.link_load[l], tables_.link_capacity[l]));
-        path_.push_back(link_local_[l]);
-        if (sprayed_) share_.push_back(tables_.share(cls, i));
+        const std::uint32_t local = link_local_[l];
+        path_.push_back(local);
+        const double share = tables_.share(cls, i);
+        if (sprayed_) share_.push_back(share);
+        inside_load_[local] += class_load * share;  // (at the old rate, for estimate_boundary)
+        inside_count_[local] += c.flows;
       }
       offsets_.push_back(static_cast<std::uint32_t>(path_.size()));
     }
@@ -119,11 +132,16 @@ void IncrementalMaxMin::scan(double fixed_below) {
 void IncrementalMaxMin::solve_local() {
   // Each link's capacity less the load of the classes outside the component: the fixed ones on
   // crossed links (summed by the search), any on boundary links (summed here, again after each
-  // growth of the component).
+  // growth of the component; bounded instead for an estimated one, which has no limit).
   const std::size_t nl = comp_links_.size();
   const std::size_t nc = comp_classes_.size();
   capacity_.resize(nl);
+  if (estimate_) estimate_boundary();
   for (std::size_t j = 0; j < nl; ++j) {
+    if (estimated_[j] != 0) {
+      capacity_[j] = std::numeric_limits<double>::infinity();
+      continue;
+    }
     if (crossed_[j] == 0) {
       fixed_load_[j] = 0.0;
       fixed_count_[j] = 0;
@@ -145,17 +163,49 @@ void IncrementalMaxMin::solve_local() {
   solver_.solve(capacity_, flows_, offsets_, path_, share_, rate_);
 }
 
+void IncrementalMaxMin::estimate_boundary() {
+  // Outside load = link_load - link_unsolved (flows that left, less flows that joined at their
+  // class's old rate) - (component classes at their flows now and their old rates, summed by the
+  // search), up to rounding: the classes outside kept their flows and rates since the link's
+  // last solve, which set link_load; every class whose flows changed since is in the component,
+  // or has none left (its load is in link_unsolved).
+  for (std::size_t j = 0; j < comp_links_.size(); ++j) {
+    if (estimated_[j] == 0) continue;
+    const std::uint32_t l = comp_links_[j];
+    fixed_load_[j] =
+        std::max(tables_.link_load[l] - tables_.link_unsolved[l] - inside_load_[j], 0.0);
+    fixed_count_[j] = tables_.link_flows[l] - inside_count_[j];
+  }
+}
+
 bool IncrementalMaxMin::grow_boundary() {
   const std::size_t nl = comp_links_.size();
   const std::size_t nc = comp_classes_.size();
   load_.assign(fixed_load_.begin(), fixed_load_.end());
+  bool finite = true;
   for (std::size_t i = 0; i < nc; ++i) {
     const double class_load = static_cast<double>(flows_[i]) * rate_[i];
+    finite = finite && std::isfinite(class_load);
     for (std::uint32_t k = offsets_[i]; k < offsets_[i + 1]; ++k)
       load_[path_[k]] += sprayed_ ? class_load * share_[k] : class_load;
   }
+  // An estimated link that the rates bring within twice the saturation margin (or rates without
+  // a limit: never expected, as every class crosses a crossed link) is summed exactly, and the
+  // solve repeated before any link is crossed: a round with a refused estimate decides nothing
+  // else, so the links crossed are those the exact sums alone would cross.
+  bool refused = false;
   for (std::size_t j = 0; j < nl; ++j) {
-    if (crossed_[j] != 0) continue;
+    if (estimated_[j] == 0) continue;
+    const double capacity = tables_.link_capacity[comp_links_[j]];
+    if (!finite || load_[j] >= capacity * (1.0 - 2.0 * kSaturatedMargin)) {
+      estimated_[j] = 0;
+      refused = true;
+      ++boundary_estimates_refused_;
+    }
+  }
+  if (refused) return true;
+  for (std::size_t j = 0; j < nl; ++j) {
+    if (crossed_[j] != 0 || estimated_[j] != 0) continue;
     const std::uint32_t l = comp_links_[j];
     if (saturated(load_[j], tables_.link_capacity[l])) {
       crossed_[j] = 1;
@@ -164,7 +214,9 @@ bool IncrementalMaxMin::grow_boundary() {
       scan_queue_.push_back(l);
     }
   }
-  return !scan_queue_.empty();
+  if (scan_queue_.empty()) return false;
+  ++boundary_expansions_;
+  return true;
 }
 
 }  // namespace stepsim::engine::detail

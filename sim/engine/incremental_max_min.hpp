@@ -13,6 +13,18 @@
 // fills, every class outside keeps its rate exactly (its bottleneck link holds no component class,
 // and no link it crosses went over capacity) and the component's rates are max-min fair given them.
 //
+// Estimated boundary links. Summing what the classes outside leave on a boundary link reads every
+// class on it, often many more than the component holds (a fabric link of an all-to-all). The
+// classes outside have the rates and flows they had at the link's last solve (a class whose
+// flows changed is in the component), so their load is link_load less what changed since
+// (FlowTables::link_unsolved) less the component's classes at their current flows and old
+// rates, up to rounding. A boundary link first takes part with no limit (its
+// capacity is not needed when it does not bind) and that bound as its outside load; if the rates
+// leave it below the saturation margin even so, it did not bind (progressive filling never
+// reached its share) and the rates are exactly those its exact capacity gives. Otherwise its
+// exact sum is taken and the solve repeated. Its load afterwards is the bound plus the
+// component's new load (equal to the exact sum up to rounding).
+//
 // Fixed classes. When flows only leave in an instant, the classes with rates below the smallest
 // departed rate keep their rates exactly and are left out of the component (see solve() in the
 // .cpp for why). A full re-solve mode covers every link and class instead, to check against.
@@ -41,6 +53,9 @@ class IncrementalMaxMin {
     link_mark_.push_back(0);
     link_local_.push_back(0);
   }
+  // Whether boundary links may be estimated (above); needs FlowTables::link_unsolved kept, which
+  // the flow network does without idle_tolerance.
+  void allow_estimates(bool allow) { allow_estimates_ = allow; }
 
   // Records a change of class `cls` for the next solve; true when it was not yet recorded.
   bool mark_changed(std::uint32_t cls) {
@@ -97,6 +112,10 @@ class IncrementalMaxMin {
   std::uint64_t solves() const { return solves_; }
   std::uint64_t classes_solved() const { return classes_solved_; }
   std::uint64_t boundary_expansions() const { return boundary_expansions_; }
+  // Boundary links that took part with the bound on their outside load, and those of them that
+  // came near saturation and were summed exactly after all.
+  std::uint64_t boundary_estimates() const { return boundary_estimates_; }
+  std::uint64_t boundary_estimates_refused() const { return boundary_estimates_refused_; }
 
  private:
   void start_search(bool full_resolve);
@@ -105,7 +124,10 @@ class IncrementalMaxMin {
   void scan(double fixed_below);
   // Solves the component as it stands into rate_.
   void solve_local();
-  // Queues the boundary links that rate_ fills; true when there is one.
+  // The outside load of each boundary link j with estimated_[j] (see "Estimated boundary links").
+  void estimate_boundary();
+  // Queues the boundary links that rate_ fills and marks for an exact sum the estimated ones it
+  // comes near; true when there is one of either.
   bool grow_boundary();
 
   FlowTables& tables_;
@@ -123,6 +145,10 @@ class IncrementalMaxMin {
   std::vector<std::uint32_t> comp_links_;
   std::vector<std::uint32_t> comp_classes_;
   std::vector<char> crossed_;  // per component link: crossed by the search (else boundary)
+  // Per component link: a boundary link whose outside load is the bound (no limit in the solve).
+  std::vector<char> estimated_;
+  bool allow_estimates_ = false;
+  bool estimate_ = false;  // this solve estimates its boundary links
   std::vector<double> capacity_;
   std::vector<std::uint32_t> flows_;
   std::vector<std::uint32_t> offsets_;
@@ -131,6 +157,9 @@ class IncrementalMaxMin {
   std::vector<double> share_;  // parallel to path_ when sprayed_
   std::vector<double> rate_;
   std::vector<double> fixed_load_;  // per component link: load of the classes outside
+  // Per component link: load (at the rates before this solve) and flows of the classes inside.
+  std::vector<double> inside_load_;
+  std::vector<std::uint32_t> inside_count_;
   std::vector<std::uint32_t> fixed_count_;
   std::vector<double> load_;
   std::vector<std::uint32_t> count_;
@@ -139,6 +168,8 @@ class IncrementalMaxMin {
   std::uint64_t solves_ = 0;
   std::uint64_t classes_solved_ = 0;
   std::uint64_t boundary_expansions_ = 0;
+  std::uint64_t boundary_estimates_ = 0;
+  std::uint64_t boundary_estimates_refused_ = 0;
 };
 
 }  // namespace stepsim::engine::detail

@@ -67,11 +67,14 @@ struct RunResult {
   std::vector<int> order;
   std::uint64_t solves = 0;
   std::uint64_t boundary_expansions = 0;
+  std::uint64_t boundary_estimates = 0;
+  std::uint64_t boundary_estimates_refused = 0;
 };
 
-RunResult run_instance(const RandomInstance& in, bool full_resolve) {
+RunResult run_instance(const RandomInstance& in, bool full_resolve, bool bound_boundary = true) {
   Simulator sim;
-  FlowNetwork net(sim, FlowNetworkOptions{.full_resolve = full_resolve});
+  FlowNetwork net(sim, FlowNetworkOptions{.full_resolve = full_resolve,
+                                          .bound_boundary_links = bound_boundary});
   for (std::size_t l = 0; l < in.capacity.size(); ++l) {
     net.add_link(BytesPerSecond(in.capacity[l]), in.latency[l]);
   }
@@ -104,6 +107,8 @@ RunResult run_instance(const RandomInstance& in, bool full_resolve) {
   EXPECT_EQ(net.active_flows(), 0u);
   result.solves = net.solves();
   result.boundary_expansions = net.boundary_expansions();
+  result.boundary_estimates = net.boundary_estimates();
+  result.boundary_estimates_refused = net.boundary_estimates_refused();
   return result;
 }
 
@@ -137,6 +142,8 @@ TEST(FlowNetworkRandom, IncrementalSolveMatchesFullResolveOn1000Instances) {
   // including multi-path flows, zero-byte flows and flows started from completion callbacks.
   std::mt19937_64 rng(77);
   std::uint64_t expansions = 0;
+  std::uint64_t estimates = 0;
+  std::uint64_t refused = 0;
   for (int instance = 0; instance < 1000; ++instance) {
     const RandomInstance in = make_instance(rng, instance % 2 == 0);
     const RunResult incremental = run_instance(in, false);
@@ -148,10 +155,37 @@ TEST(FlowNetworkRandom, IncrementalSolveMatchesFullResolveOn1000Instances) {
     }
     EXPECT_EQ(incremental.solves, full.solves) << "one solve per instant with changes, either way";
     expansions += incremental.boundary_expansions;
+    estimates += incremental.boundary_estimates;
+    refused += incremental.boundary_estimates_refused;
   }
   // The incremental solve crosses only saturated links; links with spare capacity that the new
-  // rates fill make it search on and solve again. The instances must exercise that path.
+  // rates fill make it search on and solve again. The instances must exercise that path, and
+  // both outcomes of a bounded (estimated) boundary link: left out, and summed after all.
   EXPECT_GT(expansions, 0u);
+  EXPECT_GT(estimates, refused);
+  EXPECT_GT(refused, 0u);
+}
+
+TEST(FlowNetworkRandom, BoundedBoundaryLinksGiveTheCompletionTimesOfExactSums) {
+  // The boundary links' outside load bounded (the default) or summed class by class: the same
+  // rates wherever a bound stands (a link that does not fill never limits a rate), the loads
+  // equal up to rounding, so the same completion times to the picosecond and the same solves.
+  std::mt19937_64 rng(1616);
+  std::uint64_t estimates = 0;
+  for (int instance = 0; instance < 1000; ++instance) {
+    const RandomInstance in = make_instance(rng, instance % 2 == 0);
+    const RunResult bounded = run_instance(in, false, true);
+    const RunResult summed = run_instance(in, false, false);
+    for (std::size_t f = 0; f < in.flows.size(); ++f) {
+      ASSERT_EQ(bounded.finish[f], summed.finish[f]) << "instance " << instance << " flow " << f;
+    }
+    EXPECT_EQ(bounded.order, summed.order) << "instance " << instance;
+    EXPECT_EQ(bounded.solves, summed.solves);
+    EXPECT_EQ(bounded.boundary_expansions, summed.boundary_expansions);
+    EXPECT_EQ(summed.boundary_estimates, 0u);
+    estimates += bounded.boundary_estimates;
+  }
+  EXPECT_GT(estimates, 1000u);
 }
 
 TEST(FlowNetworkRandom, RatesMatchBruteForceWaterFilling) {

@@ -305,15 +305,50 @@ TEST_F(FlowNetworkTest, ALinkWithSpareCapacityThatFillsUpJoinsTheSolve) {
   EXPECT_DOUBLE_EQ(net.current_rate(b).value(), 1 * kGBps);
   EXPECT_DOUBLE_EQ(net.current_rate(c).value(), 5 * kGBps);
   const std::uint64_t expansions = net.boundary_expansions();
+  const std::uint64_t estimates = net.boundary_estimates();
+  const std::uint64_t refused = net.boundary_estimates_refused();
   sim.run_until(Time::ms(1) + Time::us(1));
   EXPECT_NEAR(net.current_rate(b).value(), 2 * kGBps, 1e-6);
   EXPECT_NEAR(net.current_rate(c).value(), 4.5 * kGBps, 1e-6);
   EXPECT_EQ(net.boundary_expansions(), expansions + 1);
+  // Y first takes part without a limit, its outside load bounded by its load
+  // less b's (6 - 1 = 5 GB/s); b then gets 2 and Y would carry 7 > 6.5, so Y is summed exactly
+  // after all (refused), found full, and crossed.
+  EXPECT_EQ(net.boundary_estimates(), estimates + 1);
+  EXPECT_EQ(net.boundary_estimates_refused(), refused + 1);
   // b keeps 2 GB/s to the end: 1 MB in the first ms, 999 MB at 2 GB/s, done at 500.5 ms; c
   // drains its remaining 995 MB at 4.5 GB/s, done at 1 ms + 221.111 ms.
   sim.run();
   EXPECT_EQ(at(b), Time::us(500'500));
   EXPECT_NEAR(at(c).seconds(), 1e-3 + 995e6 / 4.5e9, 1e-12);
+}
+
+TEST_F(FlowNetworkTest, ABoundaryLinkThatADepartureLeavesWithSpareCapacityIsBoundedNotSummed) {
+  // As above with Y at 10 GB/s: a and b share X (2 GB/s) at 1 GB/s each, c has 5 (Z), Y carries
+  // 6 of 10. a leaves at 1 ms: Y is a boundary link of the re-solve, its outside load bounded by
+  // its load less b's (6 - 1 = 5 GB/s, c's exactly) instead of read from c; b gets 2 (X) and Y 7
+  // of 10, far from full, so the bound stands: no refusal, no expansion, and the same rates and
+  // link loads as the exact sum gives.
+  const LinkId x = link(2 * kGBps), y = link(10 * kGBps), z = link(5 * kGBps);
+  start(1'000'000, {x});
+  const FlowId b = start(1'000'000'000, {x, y});
+  const FlowId c = start(1'000'000'000, {y, z});
+  sim.run_until(Time::us(500));
+  const std::uint64_t expansions = net.boundary_expansions();
+  const std::uint64_t estimates = net.boundary_estimates();
+  const std::uint64_t refused = net.boundary_estimates_refused();
+  sim.run_until(Time::ms(1) + Time::us(1));
+  EXPECT_DOUBLE_EQ(net.current_rate(b).value(), 2 * kGBps);
+  EXPECT_DOUBLE_EQ(net.current_rate(c).value(), 5 * kGBps);
+  EXPECT_DOUBLE_EQ(net.load(y).value(), 7 * kGBps);
+  EXPECT_DOUBLE_EQ(net.load(x).value(), 2 * kGBps);
+  EXPECT_EQ(net.boundary_estimates(), estimates + 1);
+  EXPECT_EQ(net.boundary_estimates_refused(), refused);
+  EXPECT_EQ(net.boundary_expansions(), expansions);
+  net.check_invariants();
+  sim.run();
+  EXPECT_EQ(at(b), Time::us(500'500));
+  EXPECT_NEAR(at(c).seconds(), 1e9 / 5e9, 1e-12);
 }
 
 TEST_F(FlowNetworkTest, SamplesOnlyTheChosenLinks) {
