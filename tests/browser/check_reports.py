@@ -5,12 +5,15 @@ Writes the reports of the quickstart, a compare of the five topologies of
 examples/compare-topologies.sh and (with --gpt3) the GPT-3 175B 1,024-GPU example, opens each in
 headless Chromium (Debian's `chromium`), and checks the page the browser built after its script
 ran: no console error, every chart (<figure class="chart">) present with at least one drawn mark,
-the timeline's zoom script working, and the GPT-3 page under 5 MB. Exits 77 (ctest's skip code
-here) when Chromium is not installed.
+the timeline's zoom script working, and the GPT-3 page under 5 MB. With --trace, it checks the
+Chrome trace instead: parsed by the browser, every rank's process and stream tracks are there.
+Exits 77 (ctest's skip code here) when Chromium is not installed.
 
   tests/browser/check_reports.py --stepsim build/stepsim --source . --out build/tests/browser
 """
 import argparse
+import html
+import json
 import os
 import re
 import shutil
@@ -102,6 +105,66 @@ def check_page(chromium, page, kind, probe=False):
     return failures, size
 
 
+# The trace, parsed by the browser's own JSON parser in a page, summarized per process: its name,
+# its threads' names, and how many complete events ("X") each thread has; flow arrows unpaired;
+# events whose time stamp or duration is not a number >= 0.
+TRACE_PAGE = """<!DOCTYPE html><html><body><pre id="result"></pre>
+<script id="trace" type="application/json">%s</script>
+<script>
+var t=JSON.parse(document.getElementById('trace').textContent),procs={},flows={},bad=0;
+function proc(pid){return procs[pid]||(procs[pid]={name:null,threads:{},events:{}});}
+t.traceEvents.forEach(function(e){
+ if(e.ph==='M'&&e.name==='process_name')proc(e.pid).name=e.args.name;
+ else if(e.ph==='M'&&e.name==='thread_name')proc(e.pid).threads[e.tid]=e.args.name;
+ else if(e.ph==='X'){var p=proc(e.pid);p.events[e.tid]=(p.events[e.tid]||0)+1;
+  if(!(typeof e.ts==='number'&&e.ts>=0&&typeof e.dur==='number'&&e.dur>=0))bad++;}
+ else if(e.ph==='s'||e.ph==='f'){flows[e.id]=(flows[e.id]||0)+(e.ph==='s'?1:-1);}});
+var unpaired=Object.keys(flows).filter(function(k){return flows[k]!==0;}).length;
+document.getElementById('result').textContent=JSON.stringify({processes:procs,unpaired:unpaired,bad:bad,unit:t.displayTimeUnit});
+</script></body></html>"""
+
+
+def check_trace(chromium, stepsim, src, out):
+    """The trace of the small pipeline (8 ranks, 2 stages) read by the browser: every rank a
+    process named after it, with its streams as named threads and its operations on them."""
+    trace = os.path.join(out, "pipeline.trace.json")
+    run([stepsim, "-q", "run", os.path.join(src, "tests/inputs/good/pipeline.yaml"),
+         "--trace", trace])
+    with open(trace, encoding="utf-8") as f:
+        text = f.read()
+    page = os.path.join(out, "trace-check.html")
+    with open(page, "w", encoding="utf-8") as f:
+        f.write(TRACE_PAGE % text.replace("</", "<\\/"))
+    dom, errors = open_in_browser(chromium, page)
+    failures = [f"console: {e}" for e in errors]
+    m = re.search(r'<pre id="result">(.*?)</pre>', dom, re.S)
+    if not m or not m.group(1):
+        return failures + ["the browser did not parse the trace"]
+    result = json.loads(html.unescape(m.group(1)))
+    processes = result["processes"]
+    for rank in range(8):
+        p = processes.get(str(rank))
+        if p is None or not (p["name"] or "").startswith(f"rank {rank} ("):
+            failures.append(f"rank {rank}: no process named after it")
+            continue
+        names = set(p["threads"].values())
+        for stream in ("compute", "tp", "pp", "pp-recv", "dp"):
+            if stream not in names:
+                failures.append(f"rank {rank}: no '{stream}' thread")
+        streams = {p["threads"].get(tid): n for tid, n in p["events"].items()}
+        for stream in ("compute", "tp", "dp"):
+            if not streams.get(stream):
+                failures.append(f"rank {rank}: no operation on '{stream}'")
+        if not (streams.get("pp") or streams.get("pp-recv")):
+            failures.append(f"rank {rank}: no pipeline send or receive")
+    if result["unpaired"]:
+        failures.append(f"{result['unpaired']} flow arrows without both ends")
+    if result["bad"]:
+        failures.append(f"{result['bad']} complete events without a time stamp and duration >= 0")
+    print(f"{os.path.basename(trace)}: {len(text)} bytes, {len(processes)} processes in the browser")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--stepsim", required=True)
@@ -109,6 +172,8 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--gpt3", action="store_true", help="also the 1,024-GPU GPT-3 example")
     parser.add_argument("--screenshot", help="also save a PNG of the quickstart report here")
+    parser.add_argument("--trace", action="store_true",
+                        help="check the Chrome trace in the browser instead of the reports")
     args = parser.parse_args()
     chromium = chromium_binary()
     if chromium is None:
@@ -116,6 +181,11 @@ def main():
         return SKIP
     os.makedirs(args.out, exist_ok=True)
     src = args.source
+    if args.trace:
+        failures = check_trace(chromium, args.stepsim, src, args.out)
+        for f in failures:
+            print("FAIL:", f)
+        return 1 if failures else 0
     pages = []
     quick = os.path.join(args.out, "quickstart.html")
     run([args.stepsim, "-q", "run", os.path.join(src, "examples/quickstart.yaml"), "--html", quick])
