@@ -294,28 +294,47 @@ void write_step_html(std::ostream& out, const StepReport& r, const StepView& vie
 
 void write_compare_html(std::ostream& out, const std::vector<std::string>& labels,
                         const std::vector<StepReport>& reports) {
+  // Charts name the variants by number ("#1") when a label is too long to sit under a bar; the
+  // table gives the numbers. The topology column is left out when every label is the topology
+  // (compare --topology).
+  bool long_labels = false;
+  bool labels_are_topologies = true;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    long_labels = long_labels || labels[i].size() > 90 / std::max<std::size_t>(reports.size(), 1);
+    labels_are_topologies = labels_are_topologies && labels[i] == reports[i].topology;
+  }
+  std::vector<std::string> categories;
+  for (std::size_t i = 0; i < reports.size(); ++i)
+    categories.push_back(long_labels ? fmt::format("#{}", i + 1) : labels[i]);
   html::Page page(fmt::format("stepsim: {} variants compared", reports.size()));
   page.raw(header_paragraph());
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const auto& r = reports[i];
-    rows.push_back({labels[i], r.topology, r.layout, std::to_string(r.world_size),
-                    format_time(r.step_time), fmt::format("{:.0f}", r.tokens_per_s),
-                    fmt::format("{:.1f}%", 100 * r.mfu),
-                    r.busiest_links.empty() ? std::string("-")
-                                            : fmt::format("{} ({:.1f}%)", r.busiest_links[0].name,
-                                                          100 * r.busiest_links[0].utilization)});
+    std::vector<std::string> row{fmt::format("#{}", i + 1), labels[i]};
+    if (!labels_are_topologies) row.push_back(r.topology);
+    row.push_back(r.layout);
+    row.push_back(std::to_string(r.world_size));
+    row.push_back(format_time(r.step_time));
+    row.push_back(fmt::format("{:.0f}", r.tokens_per_s));
+    row.push_back(fmt::format("{:.1f}%", 100 * r.mfu));
+    row.push_back(r.busiest_links.empty() ? std::string("-")
+                                          : fmt::format("{} ({:.1f}%)", r.busiest_links[0].name,
+                                                        100 * r.busiest_links[0].utilization));
+    rows.push_back(std::move(row));
   }
-  page.raw(html::table(
-      {"variant", "topology", "layout", "ranks", "step time", "tokens/s", "MFU", "busiest link"},
-      rows));
+  std::vector<std::string> header{"#", "variant"};
+  if (!labels_are_topologies) header.emplace_back("topology");
+  for (const char* h : {"layout", "ranks", "step time", "tokens/s", "MFU", "busiest link"})
+    header.emplace_back(h);
+  page.raw(html::table(header, rows));
 
   page.section("Step time");
   html::BarChart step;
   step.id = "step-time";
   step.title = "Step time per variant";
   step.y_label = "step time";
-  step.categories = labels;
+  step.categories = categories;
   step.format = html::format_seconds;
   html::Series time{"step time", std::string(kComputeColor), {}};
   for (const auto& r : reports)
@@ -328,14 +347,14 @@ void write_compare_html(std::ostream& out, const std::vector<std::string>& label
   for (const auto& r : reports)
     parts.push_back(r.breakdowns.empty() ? executor::RankBreakdown{} : r.breakdowns[0].parts);
   page.raw(html::bar_chart(
-      breakdown_chart("breakdown", "Where the time goes on rank 0 (stage 0)", labels, parts)));
+      breakdown_chart("breakdown", "Where the time goes on rank 0 (stage 0)", categories, parts)));
 
   page.section("Traffic per parallel dimension");
   html::BarChart wire;
   wire.id = "dimensions";
   wire.title = "Bytes each rank put on the wire, by parallel dimension";
   wire.y_label = "bytes per rank";
-  wire.categories = labels;
+  wire.categories = categories;
   wire.format = html::format_bytes_decimal;
   for (std::size_t d = 1; d < kDims; ++d) {
     html::Series s{dim_name(d), std::string(kDimColor[d]), {}};
@@ -356,7 +375,7 @@ void write_compare_html(std::ostream& out, const std::vector<std::string>& label
   link.id = "busiest-link";
   link.title = "Utilization of the busiest link";
   link.y_label = "utilization";
-  link.categories = labels;
+  link.categories = categories;
   link.format = html::format_percent;
   html::Series util{"busiest link", "#e15759", {}};
   for (const auto& r : reports)
@@ -373,7 +392,7 @@ void write_compare_html(std::ostream& out, const std::vector<std::string>& label
     fullest.push_back(it == r.memory.end() ? workloads::MemoryEstimate{} : *it);
   }
   page.raw(html::bar_chart(memory_chart(
-      "memory", "Memory per rank of the fullest stage against the capacity", labels, fullest)));
+      "memory", "Memory per rank of the fullest stage against the capacity", categories, fullest)));
   out << page.str();
 }
 

@@ -129,6 +129,29 @@ TEST(HtmlReport, CompareShowsTheVariantsSideBySide) {
   EXPECT_EQ(charts.at("step-time"), 2);     // one bar per variant
   EXPECT_EQ(charts.at("busiest-link"), 2);  // one bar per variant
   EXPECT_NE(page.find("parallelism.pp=1 parallelism.dp=4"), std::string::npos);
+  // Labels that fit sit under the bars; the table numbers the variants.
+  EXPECT_NE(page.find("<td>#2</td><td>parallelism.pp=2</td>"), std::string::npos);
+  EXPECT_NE(page.find("text-anchor=\"middle\">parallelism.pp=2</text>"), std::string::npos);
+}
+
+TEST(HtmlReport, CompareNamesVariantsByNumberUnderTheBarsWhenTheirLabelsAreLong) {
+  // compare --topology: the labels are the topology specs (all of 8 GPUs); five of them do not
+  // fit under five bars, so the bars say #1..#5, and the table does not repeat the topology.
+  const auto html = output_path("compare-long.html");
+  std::vector<std::string> args{"compare", source_file("tests/inputs/good/pipeline.yaml"), "--html",
+                                html.string()};
+  for (const char* t : {"dgx-h100", "cluster:nodes=1,nvlink_bandwidth=450GB/s",
+                        "cluster:nodes=1,nvlink_bandwidth=200GB/s", "cluster:nodes=1",
+                        "cluster:nodes=1,nic_speed=200Gbps"}) {
+    args.push_back("--topology");
+    args.push_back(t);
+  }
+  const auto r = run_stepsim(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string page = read_file(html);
+  EXPECT_EQ(chart_marks(page).at("step-time"), 5);
+  EXPECT_NE(page.find("text-anchor=\"middle\">#5</text>"), std::string::npos);
+  EXPECT_EQ(page.find("<th>topology</th>"), std::string::npos);
 }
 
 TEST(HtmlReport, CollectiveOverlaysThePublishedPointsOfTheSameSetup) {
