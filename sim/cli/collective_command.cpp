@@ -20,7 +20,9 @@
 #include "sim/collectives/planned_collective.hpp"
 #include "sim/collectives/size_sweep.hpp"
 #include "sim/common/input_error.hpp"
+#include "sim/run/html_report.hpp"
 #include "sim/run/resource_estimate.hpp"
+#include "sim/validation/published_points.hpp"
 #include "topology/load_topology.hpp"
 
 namespace stepsim::cli {
@@ -84,6 +86,8 @@ Command add_collective_command(CLI::App& app) {
     std::optional<double> skew;
     bool json = false;
     std::string max_memory;
+    std::string html;
+    std::string published = "validation/cases.yaml";
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
@@ -141,6 +145,17 @@ Command add_collective_command(CLI::App& app) {
                   "rank's buffer (0: uniform)");
   sub->add_flag("--json", options->json, "Print JSON rows instead of the table");
   add_max_memory_option(*sub, options->max_memory);
+  CLI::Option* html =
+      sub->add_option("--html", options->html,
+                      "Also write an HTML page plotting busbw against the size, with the "
+                      "published figures of --published that match")
+          ->type_name("FILE.html");
+  sub->add_option("--published", options->published,
+                  "Validation cases whose published busbw the HTML page overlays (skipped when "
+                  "the file does not exist)")
+      ->capture_default_str()
+      ->type_name("CASES.yaml")
+      ->needs(html);
   return {
       sub, [options, sizes_option](Context& ctx) {
         const CollectiveKind kind = parse_collective_kind(options->op);
@@ -223,6 +238,10 @@ Command add_collective_command(CLI::App& app) {
         runner_options.ecmp = *topology::parse_ecmp_mode(options->ecmp);
         CollectiveSession session(topo, calibration, runner_options);
 
+        // The HTML page starts before the runs, so a bad path fails at once.
+        std::optional<output::AtomicFile> html_file;
+        if (!options->html.empty()) html_file.emplace(options->html, ctx.output_guard);
+
         constexpr int kTypeBytes = 4;  // float, as nccl-tests' default
         std::vector<Row> rows;
         for (Bytes size : sweep) {
@@ -249,6 +268,36 @@ Command add_collective_command(CLI::App& app) {
                           algbw, algbw * bus_bandwidth_factor(kind, n), std::move(planned.label)});
         }
 
+        if (html_file) {
+          std::vector<PublishedBusbw> published;
+          if (std::filesystem::exists(options->published)) {
+            const auto cases = validation::load_cases(options->published);
+            for (const auto& p : validation::published_busbw(
+                     cases, options->topology, std::string(to_string(kind)), options->algo, ranks,
+                     static_cast<std::uint32_t>(topo.accelerators().size()))) {
+              published.push_back({p.size, p.busbw_GBps,
+                                   fmt::format("{}, {}; {}", p.figure, p.algorithm, p.reference)});
+            }
+          } else {
+            ctx.log.info("--published '{}' does not exist: no published points on the page",
+                         options->published);
+          }
+          std::vector<CollectivePoint> points;
+          for (const Row& r : rows)
+            points.push_back({r.size, r.time_us, r.algbw, r.busbw, r.algorithm});
+          const std::vector<std::vector<std::string>> setup = {
+              {"topology", fmt::format("{} ({})", options->topology, topo.name())},
+              {"operation", std::string(to_string(kind))},
+              {"ranks", fmt::format("{} ({})", n, options->ranks)},
+              {"algorithm", options->algo},
+              {"links", options->links},
+              {"sizes", options->sizes}};
+          write_collective_html(
+              html_file->stream(),
+              fmt::format("{} on {} ranks of {}", to_string(kind), n, topo.name()), setup, points,
+              published);
+          html_file->commit();
+        }
         if (options->json) {
           nlohmann::json j;
           j["topology"] = topo.name();

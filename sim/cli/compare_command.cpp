@@ -10,6 +10,7 @@
 
 #include "sim/cli/command.hpp"
 #include "sim/common/input_error.hpp"
+#include "sim/run/html_report.hpp"
 #include "sim/run/simulate.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -57,6 +58,7 @@ Command add_compare_command(CLI::App& app) {
     std::vector<std::string> variants;
     std::string json;
     std::string csv;
+    std::string html;
     std::string max_memory;
   };
   auto options = std::make_shared<Options>();
@@ -74,6 +76,9 @@ Command add_compare_command(CLI::App& app) {
       ->type_name("\"K=V ...\"");
   sub->add_option("--json", options->json, "Write the table as JSON")->type_name("FILE.json");
   sub->add_option("--csv", options->csv, "Write the table as CSV")->type_name("FILE.csv");
+  sub->add_option("--html", options->html,
+                  "Write a self-contained HTML page of charts, the variants side by side")
+      ->type_name("FILE.html");
   add_max_memory_option(*sub, options->max_memory);
 
   return {
@@ -109,6 +114,8 @@ Command add_compare_command(CLI::App& app) {
         std::optional<output::AtomicFile> csv_file;
         if (!options->json.empty()) json_file.emplace(options->json, ctx.output_guard);
         if (!options->csv.empty()) csv_file.emplace(options->csv, ctx.output_guard);
+        std::optional<output::AtomicFile> html_file;
+        if (!options->html.empty()) html_file.emplace(options->html, ctx.output_guard);
         std::vector<StepReport> reports;
         for (std::size_t i = 0; i < scenarios.size(); ++i) {
           ctx.log.debug("simulating {}", variants[i].label);
@@ -190,6 +197,13 @@ Command add_compare_command(CLI::App& app) {
                 << '\n';
           }
           csv_file->commit();
+        }
+        if (html_file) {
+          std::vector<std::string> labels;
+          for (const auto& v : variants)
+            labels.push_back(v.label);
+          write_compare_html(html_file->stream(), labels, reports);
+          html_file->commit();
         }
         return 0;
       }};

@@ -12,6 +12,7 @@
 
 #include "sim/cli/command.hpp"
 #include "sim/common/input_error.hpp"
+#include "sim/run/html_report.hpp"
 #include "sim/run/simulate.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -25,6 +26,8 @@ Command add_run_command(CLI::App& app) {
     std::string trace;
     std::string trace_ranks = "auto";
     std::string max_memory;
+    std::string html;
+    std::string html_ranks = "auto";
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("run", "Simulate one training step of a scenario");
@@ -41,6 +44,16 @@ Command add_run_command(CLI::App& app) {
                   "replicas up to 64 ranks), all, N (the first N), or a list like 0-7,64")
       ->type_name("RANKS")
       ->needs(trace);  // without a trace it would be ignored, unchecked
+  CLI::Option* html =
+      sub->add_option("--html", options->html,
+                      "Write a self-contained HTML report with charts (timeline, time per stage, "
+                      "links, traffic, memory)")
+          ->type_name("FILE.html");
+  sub->add_option("--html-ranks", options->html_ranks,
+                  "Ranks on the HTML report's timeline: auto (the first rank of each pipeline "
+                  "stage, at most 16), all, N, or a list like 0-7,64")
+      ->type_name("RANKS")
+      ->needs(html);
   add_max_memory_option(*sub, options->max_memory);
   return {
       sub, [options](Context& ctx) {
@@ -51,6 +64,8 @@ Command add_run_command(CLI::App& app) {
         // renamed into place when complete, and an earlier report stays until then.
         std::optional<output::AtomicFile> report_file;
         if (!options->report.empty()) report_file.emplace(options->report, ctx.output_guard);
+        std::optional<output::AtomicFile> html_file;
+        if (!options->html.empty()) html_file.emplace(options->html, ctx.output_guard);
         ctx.log.debug("scenario '{}' loaded: {} accelerators", scenario.name,
                       scenario.topology.accelerators().size());
         SimulateOptions simulate;
@@ -58,6 +73,11 @@ Command add_run_command(CLI::App& app) {
         if (!options->trace.empty()) simulate.trace = options->trace;
         simulate.trace_ranks = options->trace_ranks;
         simulate.note = [&ctx](const std::string& note) { ctx.log.info("{}", note); };
+        StepView view;
+        if (html_file) {
+          simulate.view = &view;
+          simulate.view_ranks = options->html_ranks;
+        }
         // A progress line on stderr when it is a terminal (never on stdout, never with -q),
         // once the run has taken ctx.progress_after, with the time left at the rate so far.
         bool progress_shown = false;
@@ -83,6 +103,10 @@ Command add_run_command(CLI::App& app) {
         if (report_file) {
           report_file->stream() << to_json(report).dump(2) << '\n';
           report_file->commit();
+        }
+        if (html_file) {
+          write_step_html(html_file->stream(), report, view);
+          html_file->commit();
         }
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

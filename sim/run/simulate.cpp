@@ -22,7 +22,9 @@ StepReport simulate_step(const Scenario& scenario, const SimulateOptions& option
   // large network would take gigabytes, so a traced run goes twice: once to find the busiest links
   // (the same run, so the same figures), once with the trace and those links' samples only.
   std::vector<std::uint32_t> trace_links;
-  if (options.trace) {
+  std::vector<std::uint32_t> view_links;
+  const std::size_t view_link_count = options.view != nullptr ? options.view_links : 0;
+  if (options.trace || view_link_count > 0) {
     executor::ExecutorOptions first = exec;
     if (options.progress)
       first.progress = [&options](std::uint64_t done, std::uint64_t total) {
@@ -39,8 +41,12 @@ StepReport simulate_step(const Scenario& scenario, const SimulateOptions& option
     }
     std::stable_sort(load.begin(), load.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (std::size_t i = 0; i < std::min(options.trace_links, load.size()); ++i) {
+    const std::size_t trace_count = options.trace ? options.trace_links : 0;
+    for (std::size_t i = 0; i < std::min(trace_count, load.size()); ++i) {
       if (load[i].first > 0) trace_links.push_back(load[i].second);
+    }
+    for (std::size_t i = 0; i < std::min(view_link_count, load.size()); ++i) {
+      if (load[i].first > 0) view_links.push_back(load[i].second);
     }
     if (options.progress)
       exec.progress = [&options](std::uint64_t done, std::uint64_t total) {
@@ -48,10 +54,15 @@ StepReport simulate_step(const Scenario& scenario, const SimulateOptions& option
       };
   }
 
+  // The links whose samples are recorded: the trace's and the view's (sorted ids).
+  std::vector<std::uint32_t> sampled = trace_links;
+  sampled.insert(sampled.end(), view_links.begin(), view_links.end());
+  std::sort(sampled.begin(), sampled.end());
+  sampled.erase(std::unique(sampled.begin(), sampled.end()), sampled.end());
+  exec.record_link_samples = !sampled.empty();
+  exec.sampled_links = sampled;
   std::optional<TraceListener> trace;
   if (options.trace) {
-    exec.record_link_samples = !trace_links.empty();
-    exec.sampled_links = trace_links;
     std::vector<int> ranks = parse_trace_ranks(options.trace_ranks, workload);
     if (!ranks.empty() && options.trace_ranks == "auto" && options.note)
       options.note(fmt::format(
@@ -61,8 +72,44 @@ StepReport simulate_step(const Scenario& scenario, const SimulateOptions& option
     trace.emplace(*options.trace, workload, scenario.topology, std::move(ranks),
                   options.output_guard);
   }
-  executor::Executor executor(workload, scenario.topology, exec, trace ? &*trace : nullptr);
-  const executor::ExecutionResult result = executor.run();
+  // The view needs every stage's breakdown: the representative ranks' come first, in the order
+  // the report lists them, then the other stages'.
+  std::optional<StepViewRecorder> recorder;
+  std::vector<int> stage_ranks;
+  const std::size_t representative = exec.detail_ranks.size();
+  if (options.view != nullptr) {
+    stage_ranks = stage_first_ranks(workload);
+    for (int r : stage_ranks) {
+      if (std::find(exec.detail_ranks.begin(), exec.detail_ranks.end(), r) ==
+          exec.detail_ranks.end())
+        exec.detail_ranks.push_back(r);
+    }
+    recorder.emplace(workload, scenario.topology, parse_view_ranks(options.view_ranks, workload),
+                     trace ? &*trace : nullptr);
+  }
+  executor::OpListener* listener = nullptr;
+  if (recorder) {
+    listener = &*recorder;
+  } else if (trace) {
+    listener = &*trace;
+  }
+  executor::Executor executor(workload, scenario.topology, exec, listener);
+  executor::ExecutionResult result = executor.run();
+  if (options.view != nullptr) {
+    StepView& view = *options.view;
+    view = StepView{};
+    view.step_time = result.step_time;
+    view.ranks = recorder->take();
+    for (std::size_t s = 0; s < stage_ranks.size(); ++s) {
+      const auto at = std::find(exec.detail_ranks.begin(), exec.detail_ranks.end(), stage_ranks[s]);
+      view.stages.push_back(
+          {static_cast<int>(s),
+           result.breakdowns[static_cast<std::size_t>(at - exec.detail_ranks.begin())]});
+    }
+    result.breakdowns.resize(representative);
+    add_link_views(view, scenario.topology, executor, view_links, result.step_time,
+                   options.view_bins);
+  }
   StepReport report = make_step_report(scenario, workload, executor, result);
   if (trace) trace->finish(executor, trace_links);
   return report;

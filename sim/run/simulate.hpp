@@ -9,6 +9,7 @@
 
 #include "sim/output/atomic_output.hpp"
 #include "sim/run/step_report.hpp"
+#include "sim/run/step_view.hpp"
 
 namespace stepsim {
 
@@ -24,6 +25,14 @@ struct SimulateOptions {
   output::OutputGuard* output_guard = nullptr;
   // Notes for the user (which ranks an automatic trace shows), when set.
   std::function<void(const std::string&)> note;
+  // Fills this with what the HTML report shows (sim/run/step_view.hpp), when set: the spans of
+  // `view_ranks` (parse_view_ranks), every stage's breakdown, and the `view_links` busiest links'
+  // utilization in `view_bins` time bins. Links need their samples, so (as for a trace) the step
+  // is simulated twice unless view_links is 0; the figures are the same.
+  StepView* view = nullptr;
+  std::string view_ranks = "auto";
+  std::size_t view_links = 16;
+  std::size_t view_bins = 150;
 };
 
 StepReport simulate_step(const Scenario& scenario, const SimulateOptions& options = {});

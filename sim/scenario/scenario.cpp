@@ -53,7 +53,14 @@ collectives::NetworkOptions parse_network_options(const config::Node* network) {
 
 Scenario load_scenario(const std::filesystem::path& file,
                        const std::vector<std::string>& overrides) {
-  config::Document document = config::Document::load_file(file);
+  Scenario scenario =
+      load_scenario(config::Document::load_file(file), file.stem().string(), overrides);
+  scenario.file = file;
+  return scenario;
+}
+
+Scenario load_scenario(config::Document document, const std::string& default_name,
+                       const std::vector<std::string>& overrides) {
   for (const auto& o : overrides)
     document.apply_override(o);
 
@@ -65,7 +72,7 @@ Scenario load_scenario(const std::filesystem::path& file,
                    "network"});
   const config::Node topology_node = root.at("topology");
   root.at("model");
-  std::string name = file.stem().string();
+  std::string name = default_name;
   std::string description;
   if (auto n = root.find("name")) name = n->as_string();
   if (auto n = root.find("description")) description = n->as_string();
@@ -79,7 +86,7 @@ Scenario load_scenario(const std::filesystem::path& file,
   std::string topology_spec =
       topology_node.is_scalar() ? topology_node.as_string() : topology.name();
 
-  return Scenario{file,
+  return Scenario{{},
                   std::move(document),
                   std::move(name),
                   std::move(description),

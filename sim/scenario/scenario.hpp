@@ -30,6 +30,10 @@ struct Scenario {
 // including the layout against the topology's accelerator count. Throws InputError on any problem.
 Scenario load_scenario(const std::filesystem::path& file,
                        const std::vector<std::string>& overrides);
+// The same from a document already read (config::Document::parse of a scenario given as text, as
+// the Python module does for a dict); `name` is the default of `name:`.
+Scenario load_scenario(config::Document document, const std::string& name,
+                       const std::vector<std::string>& overrides);
 
 // Reads the `network:` section (absent: the defaults).
 collectives::NetworkOptions parse_network_options(const config::Node* network);
