@@ -1,9 +1,11 @@
 #include "sim/cli/cli.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "sim/cli/command.hpp"
@@ -46,6 +48,22 @@ std::pair<Bytes, std::string> memory_limit(const std::string& max_memory) {
     return b;
   });
   return {limit, "--max-memory"};
+}
+
+void guard_all_to_all(std::string_view subject, std::string_view items, std::uint64_t n,
+                      double bytes_each, const std::string& max_memory) {
+  if (n < 2) return;
+  const double count = static_cast<double>(n) * static_cast<double>(n - 1);
+  const double bytes = count * bytes_each;
+  const auto [limit, source] = memory_limit(max_memory);
+  if (limit.count() <= 0 || bytes <= static_cast<double>(limit.count())) return;
+  const auto fitting =
+      static_cast<std::uint64_t>(std::sqrt(static_cast<double>(limit.count()) / bytes_each));
+  throw InputError(fmt::format(
+      "{} on {} ranks: every rank sends to every other, {:.3g} {} needing about {} of memory, "
+      "more than {} ({}); about {} ranks fit (--ranks), or raise the limit with --max-memory",
+      subject, n, count, items, format_bytes(Bytes(static_cast<std::int64_t>(bytes))),
+      format_bytes(limit), source, fitting));
 }
 
 void guard_resources(Context& ctx, const workloads::WorkloadSpec& spec,

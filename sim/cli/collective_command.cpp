@@ -50,18 +50,8 @@ constexpr double kBytesPerPairTransfer = 1100;
 // needs more memory than `max_memory` (or the machine's).
 void guard_collective(CollectiveKind kind, std::uint32_t n, const std::string& max_memory) {
   if (kind != CollectiveKind::kAllToAll && kind != CollectiveKind::kAllToAllv) return;
-  const double transfers = static_cast<double>(n) * static_cast<double>(n - 1);
-  const double bytes = transfers * kBytesPerPairTransfer;
-  const auto [limit, source] = memory_limit(max_memory);
-  if (limit.count() <= 0 || bytes <= static_cast<double>(limit.count())) return;
-  const auto fitting = static_cast<std::uint32_t>(
-      std::sqrt(static_cast<double>(limit.count()) / kBytesPerPairTransfer));
-  throw InputError(fmt::format(
-      "--op {} on {} ranks: every rank sends to every other, {:.3g} transfers needing about {} "
-      "of memory, more than {} ({}); about {} ranks fit (--ranks), or raise the limit with "
-      "--max-memory",
-      to_string(kind), n, transfers, format_bytes(Bytes(static_cast<std::int64_t>(bytes))),
-      format_bytes(limit), source, fitting));
+  guard_all_to_all(fmt::format("--op {}", to_string(kind)), "transfers", n, kBytesPerPairTransfer,
+                   max_memory);
 }
 
 }  // namespace

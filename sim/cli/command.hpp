@@ -66,6 +66,11 @@ void add_max_memory_option(CLI::App& app, std::string& max_memory);
 // ("--max-memory"; InputError naming the option for a bad size) or, when it is empty, the
 // machine's physical memory.
 std::pair<Bytes, std::string> memory_limit(const std::string& max_memory);
+// Refuses an all-to-all over `n` ranks, n(n-1) `items` (transfers, flows) of about `bytes_each`
+// of memory, when they need more than `max_memory` (or the machine's): InputError that starts
+// with `subject` ("--op alltoall") and says how many ranks would fit.
+void guard_all_to_all(std::string_view subject, std::string_view items, std::uint64_t n,
+                      double bytes_each, const std::string& max_memory);
 // Estimates what simulating the step of `spec` needs (sim/run/resource_estimate.hpp), logs it,
 // and throws InputError with the estimate and advice when it is more than `max_memory` (the
 // option's text; empty: the machine's physical memory).

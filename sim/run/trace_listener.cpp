@@ -5,6 +5,7 @@
 #include "sim/collectives/placement.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/executor/op_label.hpp"
+#include "sim/run/step_view.hpp"
 
 namespace stepsim {
 namespace {
@@ -47,18 +48,9 @@ TraceListener::TraceListener(const std::filesystem::path& path, const workloads:
   traced_.assign(static_cast<std::size_t>(world), ranks.empty());
   for (int r : ranks)
     traced_[static_cast<std::size_t>(r)] = true;
-  const auto& spec = workload.spec().parallel;
   for (int r = 0; r < world; ++r) {
     if (!traced(r)) continue;
-    const auto& rm = workload.ranks();
-    std::string name = fmt::format(
-        "rank {} ({}) tp{} pp{} dp{}", r,
-        topology.name(topology.accelerators()[static_cast<std::size_t>(r)]),
-        rm.coordinate(r, workloads::OrderDim::kTp), rm.coordinate(r, workloads::OrderDim::kPp),
-        rm.coordinate(r, workloads::OrderDim::kDp));
-    if (spec.cp > 1) name += fmt::format(" cp{}", rm.coordinate(r, workloads::OrderDim::kCp));
-    if (spec.ep > 1) name += fmt::format(" ep{}", rm.coordinate(r, workloads::OrderDim::kEp));
-    writer_.process_name(r, name);
+    writer_.process_name(r, rank_name(workload, topology, r));
     writer_.process_sort_index(r, r);
     for (int s = 0; s < kStreams; ++s) {
       const auto stream = std::string(workloads::to_string(static_cast<workloads::Stream>(s)));

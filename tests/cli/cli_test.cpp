@@ -189,6 +189,27 @@ TEST(ResourceGuard, AnAllToAllOverTensOfThousandsOfRanksIsRefused) {
   EXPECT_NE(limited.err.find("about 308 ranks fit"), std::string::npos) << limited.err;
 }
 
+TEST(ResourceGuard, AnAllToAllTrafficPatternOverTensOfThousandsOfRanksIsRefused) {
+  // 32,768 ranks: 1.07e9 flows at 1,000 bytes each, refused before a single flow is made.
+  const Result r =
+      run({"traffic", "-t", "dgx-h100-superpod:nodes=4096", "-p", "alltoall", "-b", "1MiB"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--pattern alltoall on 32768 ranks: every rank sends to every other, "
+                       "1.07e+09 flows needing about"),
+            std::string::npos)
+      << r.err;
+  // 512 ranks need about 250 MiB: refused under a 100 MiB limit, with how many ranks would fit
+  // (sqrt(100 MiB / 1000 B) = 323.8); the other patterns grow with n and are never refused.
+  const Result limited = run({"traffic", "-t", "dgx-h100-superpod:nodes=64", "-p", "alltoall", "-n",
+                              "512", "--max-memory", "100MiB"});
+  EXPECT_EQ(limited.code, 2);
+  EXPECT_NE(limited.err.find("about 323 ranks fit"), std::string::npos) << limited.err;
+  EXPECT_EQ(run({"traffic", "-t", "dgx-h100-superpod:nodes=64", "-p", "ring", "-n", "512",
+                 "--max-memory", "100MiB"})
+                .code,
+            0);
+}
+
 // Progress goes to stderr only: the results on stdout are the same bytes with and without it.
 TEST(Progress, NeverReachesStdout) {
   const std::string scenario = std::string(STEPSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
