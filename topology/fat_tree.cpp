@@ -186,7 +186,9 @@ std::vector<ParamSpec> fat_tree_param_specs(const std::string& tiers, const std:
       {"oversubscription", "1",
        "down:up port ratio of the leaves, or a list [leaf, spine] (1 = non-blocking)"},
       {"switch_latency", latency, "latency of each fabric link, switch traversal included"},
-      {"sharp", sharp, "switches reduce in the network (InfiniBand SHARP)"},
+      {"sharp", sharp,
+       "switches reduce in the network (InfiniBand SHARP) and NCCL uses them (CollNet: "
+       "NCCL_COLLNET_ENABLE=1 with the SHARP plugin)"},
   };
 }
 

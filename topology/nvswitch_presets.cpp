@@ -138,10 +138,12 @@ void register_nvswitch_presets(BuilderRegistry& registry) {
 
   // DGX SuperPOD with DGX H100 (NVIDIA DGX SuperPOD H100 reference architecture): scalable units of
   // 32 DGX H100 nodes; compute fabric of QM9700 switches (64 ports of 400 Gb/s NDR), rail-optimized
-  // (NIC i of every node on rail i), non-blocking; QM9700 supports SHARPv3.
+  // (NIC i of every node on rail i), non-blocking; QM9700 supports SHARPv3, which NCCL uses only
+  // when told to (NCCL_COLLNET_ENABLE=1 with the SHARP plugin): `sharp` is off by default, as
+  // there.
   {
     std::vector<ParamSpec> params =
-        fat_tree_param_specs("auto", "64", "400Gbps", "true", kIbLatency, "true");
+        fat_tree_param_specs("auto", "64", "400Gbps", "true", kIbLatency, "false");
     params.insert(params.begin(),
                   ParamSpec{"nodes", "32", "DGX H100 nodes (32 per scalable unit)"});
     for (ParamSpec& s : machine_params())
@@ -157,10 +159,10 @@ void register_nvswitch_presets(BuilderRegistry& registry) {
   }
   // Selene (NVIDIA DGX SuperPOD A100 reference architecture; Selene is its first instance):
   // scalable units of 20 DGX A100 nodes; rail-optimized HDR 200 Gb/s InfiniBand fabric of 40-port
-  // QM8700 switches, non-blocking; SHARPv2 capable.
+  // QM8700 switches, non-blocking; SHARPv2 capable (off by default, as NCCL's CollNet is).
   {
     std::vector<ParamSpec> params =
-        fat_tree_param_specs("auto", "40", "200Gbps", "true", kIbLatency, "true");
+        fat_tree_param_specs("auto", "40", "200Gbps", "true", kIbLatency, "false");
     params.insert(params.begin(),
                   ParamSpec{"nodes", "20", "DGX A100 nodes (20 per scalable unit)"});
     for (ParamSpec& s : machine_params())

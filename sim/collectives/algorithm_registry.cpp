@@ -54,6 +54,7 @@ AlgorithmRegistry builtin_algorithms() {
   register_in_switch_algorithm(registry);
   register_mesh_algorithm(registry);
   register_nvls_tree_algorithm(registry);
+  register_collnet_algorithm(registry);
   register_auto_algorithm(registry);
   return registry;
 }

@@ -49,8 +49,9 @@ constexpr std::int64_t kLatencyBoundBytesPerRank = std::int64_t{64} << 10;
 class AutoAlgorithm final : public Algorithm {
  public:
   explicit AutoAlgorithm(const AlgorithmRegistry& registry) {
-    for (const char* name : {"direct", "ring", "ring-fluid", "in-switch", "mesh",
-                             "halving-doubling", "hierarchical-pipelined", "tree", "nvls-tree"})
+    for (const char* name :
+         {"direct", "ring", "ring-fluid", "in-switch", "mesh", "halving-doubling",
+          "hierarchical-pipelined", "tree", "nvls-tree", "collnet", "nvls-collnet"})
       if (registry.contains(name)) algorithms_.emplace(name, registry.create(name));
   }
   std::string_view name() const override { return "auto"; }
@@ -75,7 +76,8 @@ class AutoAlgorithm final : public Algorithm {
 
  private:
   // With NCCL's protocol model on: the algorithm NCCL's tuner predicts fastest over every
-  // protocol (or the forced one), among Ring, Tree, NVLS and NVLS-tree, for the operations NCCL
+  // protocol (or the forced one), among Ring, Tree, NVLS (across domains: NVLS with CollNet),
+  // NVLS-tree and CollNet-Direct (where the fabric has SHARP trees), for the operations NCCL
   // runs that way; a full mesh keeps `mesh` (NCCL has no such algorithm) and point-to-point
   // operations keep `direct`. Ring becomes the ring form the rules below pick.
   const Algorithm& choose(const Operation& op, const GroupShape& group,
@@ -83,19 +85,25 @@ class AutoAlgorithm final : public Algorithm {
     if (options.protocol == ProtocolChoice::kOff) return choose(op, group);
     if (group.mesh && (group.mesh->dimensions() >= 2 || group.size > 2)) return choose(op, group);
     std::vector<NcclAlgorithm> candidates{NcclAlgorithm::kRing};
+    const bool multi = group.num_domains() > 1;
     for (auto [algorithm, name] :
-         {std::pair{NcclAlgorithm::kTree, "tree"}, std::pair{NcclAlgorithm::kNvls, "in-switch"},
-          std::pair{NcclAlgorithm::kNvlsTree, "nvls-tree"}})
-      if (algorithms_.contains(name)) candidates.push_back(algorithm);
+         {std::pair{NcclAlgorithm::kTree, "tree"},
+          std::pair{NcclAlgorithm::kNvls, multi ? "nvls-collnet" : "in-switch"},
+          std::pair{NcclAlgorithm::kNvlsTree, "nvls-tree"},
+          std::pair{NcclAlgorithm::kCollNetDirect, "collnet"}})
+      if (algorithms_.contains(name) && !get(name).unsupported(op, group))
+        candidates.push_back(algorithm);
     const auto choice = nccl_choose(op, group, candidates, forced_protocol(options.protocol));
     if (!choice) return choose(op, group);
     switch (choice->algorithm) {
       case NcclAlgorithm::kTree:
         return get("tree");
       case NcclAlgorithm::kNvls:
-        return get("in-switch");
+        return get(multi ? "nvls-collnet" : "in-switch");
       case NcclAlgorithm::kNvlsTree:
         return get("nvls-tree");
+      case NcclAlgorithm::kCollNetDirect:
+        return get("collnet");
       default:
         return nccl_ring_form(op, group);
     }

@@ -65,6 +65,11 @@ void CollectiveRunner::start(std::shared_ptr<const Plan> plan, const Placement& 
 }
 
 topology::NodeId CollectiveRunner::node_of(const Run& run, Endpoint endpoint) const {
+  if (endpoint.is_network_switch()) {
+    const std::uint32_t index = endpoint.network_switch_index();
+    if (index < run.placement.network_switches.size()) return run.placement.network_switches[index];
+    throw std::logic_error("collective plan uses a network switch the group lacks (bug)");
+  }
   if (endpoint.is_switch()) {
     const std::uint32_t domain = endpoint.switch_domain();
     if (domain == 0 && run.placement.reduction_switch) return *run.placement.reduction_switch;

@@ -37,6 +37,20 @@ struct MeshShape {
   std::vector<std::vector<std::uint32_t>> lines(std::size_t dimension) const;
 };
 
+// InfiniBand SHARP for a group: one reduction tree per rail in the scale-out fabric, joining the
+// NICs of the group's members on that rail through switches that all reduce (NCCL's CollNet runs
+// one SHARP tree per NIC). The tree's switches are numbered 0..k-1 over all rails
+// (Endpoint::network_switch); a rail's switches are its own even where two rails' trees meet in
+// the same physical switch, so that each tree stays a tree.
+struct NetworkTree {
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  // Per member: the tree switch its NIC attaches to (its leaf).
+  std::vector<std::uint32_t> member_switch;
+  // Per tree switch: its parent towards the rail's root; kNone for a root.
+  std::vector<std::uint32_t> switch_parent;
+  std::size_t switches() const { return switch_parent.size(); }
+};
+
 struct GroupShape {
   std::uint32_t size = 0;
   // Scale-up domain of each member, numbered densely from 0 in order of first appearance. Empty
@@ -60,6 +74,9 @@ struct GroupShape {
   bool domain_in_switch = false;
   // The scale-out fabric's switches reduce (InfiniBand SHARP): CollNet across domains.
   bool network_reduction = false;
+  // The SHARP trees of the group's rails, when the group spans several domains, each member has
+  // one NIC and every switch that joins a rail's NICs reduces; nullopt otherwise.
+  std::optional<NetworkTree> network_tree;
   // NCCL runs the group's collectives (the topology's collective library): its protocols and
   // tuner apply. False under HCCL, whose collectives keep stepsim's own rules.
   bool nccl = true;

@@ -143,12 +143,17 @@ bool nccl_enabled(const Operation& op, const GroupShape& group, NcclAlgorithm al
       if (!allreduce && op.kind != CollectiveKind::kAllGather &&
           op.kind != CollectiveKind::kReduceScatter)
         return false;
-      return multi ? false : group.in_switch_reduction;  // multi-node NVLS: not modelled
+      // Across domains NCCL runs NVLS only with CollNet (SHARP trees in the fabric), and for
+      // AllReduce only here.
+      if (multi)
+        return allreduce && group.domain_in_switch && group.network_reduction &&
+               group.network_tree.has_value();
+      return group.in_switch_reduction;
     case NcclAlgorithm::kNvlsTree:
       return allreduce && multi && group.domain_in_switch;
     case NcclAlgorithm::kCollNetDirect:
     case NcclAlgorithm::kCollNetChain:
-      return allreduce && multi && group.network_reduction;
+      return allreduce && multi && group.network_reduction && group.network_tree.has_value();
   }
   return false;
 }

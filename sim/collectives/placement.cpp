@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
 
 #include "sim/collectives/mesh_detection.hpp"
@@ -14,7 +15,140 @@ using topology::GroupKind;
 using topology::NodeId;
 using topology::NodeKind;
 
-Placement place_group(const topology::Topology& topology, std::span<const std::uint32_t> ranks) {
+namespace {
+
+constexpr std::uint32_t kUnreached = std::numeric_limits<std::uint32_t>::max();
+
+// A switch of the scale-out fabric that reduces (not one inside a scale-up domain: NVLS).
+bool fabric_reducer(const topology::Topology& topology, NodeId node) {
+  return topology.kind(node) == NodeKind::kSwitch && topology.node(node).in_network_reduction &&
+         !topology.group_of(node, GroupKind::kScaleUp);
+}
+
+// Hops from `from` to every node over reducing fabric switches; NICs are reached but not crossed.
+// `dist` is reused between calls (sized to the topology, kUnreached where not reached).
+void reducer_distances(const topology::Topology& topology, NodeId from,
+                       std::vector<std::uint32_t>& dist, std::vector<NodeId>& queue) {
+  std::fill(dist.begin(), dist.end(), kUnreached);
+  queue.assign({from});
+  dist[from.value()] = 0;
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    const NodeId node = queue[head];
+    if (head > 0 && !fabric_reducer(topology, node)) continue;  // a NIC: an end
+    const auto range = topology.out_links(node);
+    for (std::uint32_t l = range.first; l < range.first + range.count; ++l) {
+      const NodeId next = topology.target(topology::LinkIndex(l));
+      if (dist[next.value()] != kUnreached) continue;
+      if (!fabric_reducer(topology, next) && topology.kind(next) != NodeKind::kNic) continue;
+      dist[next.value()] = dist[node.value()] + 1;
+      queue.push_back(next);
+    }
+  }
+}
+
+// The SHARP trees of the group's rails (placement.hpp says how they are chosen), or nullopt when
+// the group does not span several domains, a member has no single NIC, or some rail's NICs are
+// not joined by reducing switches.
+void find_network_trees(const topology::Topology& topology, Placement& placement) {
+  const auto& members = placement.members;
+  std::map<std::uint32_t, std::vector<std::uint32_t>> rails;  // rail -> members
+  std::optional<std::uint32_t> first_domain;
+  bool several_domains = false;
+  for (std::uint32_t i = 0; i < members.size(); ++i) {
+    const auto g = topology.group_of(members[i], GroupKind::kScaleUp);
+    if (!g || topology.nics(members[i]).size() != 1) return;
+    if (!first_domain) first_domain = *g;
+    several_domains = several_domains || *g != *first_domain;
+    std::uint32_t position = 0;
+    for (NodeId node : topology.group(*g).members) {
+      if (node == members[i]) break;
+      if (topology.kind(node) == NodeKind::kAccelerator) ++position;
+    }
+    rails[position].push_back(i);
+  }
+  if (!several_domains) return;
+  // No SHARP where the first member's NIC has no reducing switch beside it (the common case).
+  bool beside_reducer = false;
+  const NodeId nic0 = topology.nics(members.front()).front().nic;
+  const auto range0 = topology.out_links(nic0);
+  for (std::uint32_t l = range0.first; l < range0.first + range0.count; ++l)
+    beside_reducer =
+        beside_reducer || fabric_reducer(topology, topology.target(topology::LinkIndex(l)));
+  if (!beside_reducer) return;
+  NetworkTree tree;
+  tree.member_switch.assign(members.size(), NetworkTree::kNone);
+  std::vector<NodeId> switches;
+  std::vector<std::uint32_t> dist(topology.num_nodes()), root_dist(topology.num_nodes());
+  std::vector<NodeId> queue;
+  for (const auto& [rail, on_rail] : rails) {
+    const NodeId first_nic = topology.nics(members[on_rail.front()]).front().nic;
+    reducer_distances(topology, first_nic, dist, queue);
+    std::vector<NodeId> candidates;
+    for (NodeId node : queue)
+      if (node != first_nic && fabric_reducer(topology, node)) candidates.push_back(node);
+    std::stable_sort(candidates.begin(), candidates.end(), [&](NodeId a, NodeId b) {
+      return dist[a.value()] != dist[b.value()] ? dist[a.value()] < dist[b.value()]
+                                                : a.value() < b.value();
+    });
+    std::optional<NodeId> root;
+    std::uint32_t best = kUnreached;
+    for (NodeId candidate : candidates) {
+      if (dist[candidate.value()] >= best) break;  // its farthest NIC is at least that far
+      reducer_distances(topology, candidate, root_dist, queue);
+      std::uint32_t farthest = 0;
+      for (std::uint32_t i : on_rail)
+        farthest = std::max(farthest, root_dist[topology.nics(members[i]).front().nic.value()]);
+      if (farthest < best) {
+        best = farthest;
+        root = candidate;
+      }
+    }
+    if (!root) return;
+    reducer_distances(topology, *root, root_dist, queue);
+    // The neighbour switch of `node` one hop nearer the root, lowest id among equals.
+    auto toward_root = [&](NodeId node) {
+      std::optional<NodeId> up;
+      const auto range = topology.out_links(node);
+      for (std::uint32_t l = range.first; l < range.first + range.count; ++l) {
+        const NodeId next = topology.target(topology::LinkIndex(l));
+        if (!fabric_reducer(topology, next) ||
+            root_dist[next.value()] + 1 != root_dist[node.value()])
+          continue;
+        if (!up || next.value() < up->value()) up = next;
+      }
+      return *up;  // exists: `node` was reached from the root over such switches
+    };
+    std::map<std::uint32_t, std::uint32_t> index;  // node -> this rail's tree switch
+    std::vector<std::uint32_t> pending_parent;
+    auto tree_switch = [&](NodeId node) {
+      const auto [it, added] =
+          index.emplace(node.value(), static_cast<std::uint32_t>(switches.size()));
+      if (added) {
+        switches.push_back(node);
+        tree.switch_parent.push_back(NetworkTree::kNone);
+      }
+      return it->second;
+    };
+    for (std::uint32_t i : on_rail) {
+      NodeId node = topology.nics(members[i]).front().nic;
+      NodeId up = toward_root(node);
+      tree.member_switch[i] = tree_switch(up);
+      while (up != *root) {
+        const std::uint32_t child = tree_switch(up);
+        if (tree.switch_parent[child] != NetworkTree::kNone) break;  // joined a known path
+        up = toward_root(up);
+        tree.switch_parent[child] = tree_switch(up);
+      }
+    }
+  }
+  placement.network_tree = std::move(tree);
+  placement.network_switches = std::move(switches);
+}
+
+}  // namespace
+
+Placement place_group(const topology::Topology& topology, std::span<const std::uint32_t> ranks,
+                      const PlacementOptions& options) {
   Placement placement;
   const auto& accelerators = topology.accelerators();
   std::vector<bool> seen(accelerators.size(), false);
@@ -49,6 +183,7 @@ Placement place_group(const topology::Topology& topology, std::span<const std::u
     placement.domain_switches.push_back(*reducer);
   }
   if (placement.domain_switches.size() != seen_domain.size()) placement.domain_switches.clear();
+  if (options.network_trees) find_network_trees(topology, placement);
   // The reducing switch must be in the scale-up domain of every member.
   const auto domain = topology.group_of(placement.members.front(), GroupKind::kScaleUp);
   if (!domain) return placement;
@@ -66,6 +201,7 @@ GroupShape group_shape(const topology::Topology& topology, const Placement& plac
   GroupShape shape;
   shape.size = static_cast<std::uint32_t>(placement.members.size());
   shape.in_switch_reduction = placement.reduction_switch.has_value();
+  shape.network_tree = placement.network_tree;
   shape.nccl = topology.collective_library() == topology::CollectiveLibrary::kNccl;
   // Dense domain numbers in order of first appearance; a member without a scale-up group is alone.
   std::map<std::int64_t, std::uint32_t> number;

@@ -29,7 +29,7 @@
 
 namespace stepsim::collectives {
 
-// A transfer's source or destination: a group member or the reduction switch.
+// A transfer's source or destination: a group member or a switch that reduces.
 class Endpoint {
  public:
   static constexpr Endpoint member(std::uint32_t index) { return Endpoint(index); }
@@ -40,14 +40,26 @@ class Endpoint {
   static constexpr Endpoint domain_switch(std::uint32_t domain) {
     return Endpoint(kSwitch - domain);
   }
+  // Switch `index` of the group's reduction trees in the scale-out fabric (InfiniBand SHARP:
+  // GroupShape::network_tree numbers them), for plans that reduce in the network (CollNet).
+  static constexpr Endpoint network_switch(std::uint32_t index) {
+    return Endpoint(kFirstNetworkSwitch - index);
+  }
   constexpr bool is_switch() const { return value_ >= kFirstSwitch; }
+  constexpr bool is_network_switch() const {
+    return value_ >= kFirstSwitch && value_ <= kFirstNetworkSwitch;
+  }
+  // For a domain switch (not a network switch).
   constexpr std::uint32_t switch_domain() const { return kSwitch - value_; }
+  constexpr std::uint32_t network_switch_index() const { return kFirstNetworkSwitch - value_; }
   constexpr std::uint32_t member_index() const { return value_; }
   constexpr auto operator<=>(const Endpoint&) const = default;
 
  private:
   static constexpr std::uint32_t kSwitch = std::numeric_limits<std::uint32_t>::max();
-  static constexpr std::uint32_t kFirstSwitch = kSwitch - (1u << 24);  // 16 M domains at most
+  // 8 M domain switches and 8 M network switches at most.
+  static constexpr std::uint32_t kFirstSwitch = kSwitch - (1u << 24);
+  static constexpr std::uint32_t kFirstNetworkSwitch = kSwitch - (1u << 23);
   constexpr explicit Endpoint(std::uint32_t value) : value_(value) {}
   std::uint32_t value_ = 0;
 };

@@ -16,6 +16,8 @@ std::optional<NcclAlgorithm> nccl_algorithm_of(std::string_view name) {
   if (name == "tree") return NcclAlgorithm::kTree;
   if (name == "in-switch") return NcclAlgorithm::kNvls;
   if (name == "nvls-tree") return NcclAlgorithm::kNvlsTree;
+  if (name == "collnet") return NcclAlgorithm::kCollNetDirect;
+  if (name == "nvls-collnet") return NcclAlgorithm::kNvls;
   return std::nullopt;
 }
 

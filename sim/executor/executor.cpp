@@ -382,7 +382,8 @@ class Executor::Impl {
 
     const std::vector<std::uint32_t> pair{static_cast<std::uint32_t>(sender),
                                           static_cast<std::uint32_t>(receiver)};
-    collectives::Placement placement = collectives::place_group(topology_, pair);
+    collectives::Placement placement =
+        collectives::place_group(topology_, pair, {.network_trees = false});
     const auto plan = transfer_plan(Bytes(op.bytes));
     flows_ += plan->size();
     account(op, 1, Bytes(op.bytes));

@@ -75,15 +75,17 @@ inline topology::Topology mesh_grid(const std::vector<int>& sizes, BytesPerSecon
 // accelerator also on its own NIC, every NIC on one spine switch (bandwidth `across` on both
 // links): inside a domain the route is accelerator -> star -> accelerator (2 links), across it is
 // accelerator -> NIC -> spine -> NIC -> accelerator (4 links). Every link has latency `latency`.
+// With `sharp` the spine reduces (InfiniBand SHARP), with `nvls` every domain's star does.
 inline topology::Topology two_level(int domains, int per_domain, BytesPerSecond inside,
-                                    BytesPerSecond across, Time latency) {
+                                    BytesPerSecond across, Time latency, bool sharp = false,
+                                    bool nvls = false) {
   using namespace topology;
   TopologyBuilder b("two-level");
   const std::uint16_t cls = b.link_class("test");
-  const NodeId spine = b.add_node("spine", NodeKind::kSwitch);
+  const NodeId spine = b.add_node("spine", NodeKind::kSwitch, NodeOptions{sharp, {}, {}});
   for (int d = 0; d < domains; ++d) {
     const std::string prefix = "d" + std::to_string(d) + ".";
-    const NodeId sw = b.add_node(prefix + "sw", NodeKind::kSwitch);
+    const NodeId sw = b.add_node(prefix + "sw", NodeKind::kSwitch, NodeOptions{nvls, {}, {}});
     std::vector<NodeId> domain{sw};
     for (int i = 0; i < per_domain; ++i) {
       const NodeId g = b.add_node(prefix + "gpu" + std::to_string(i), NodeKind::kAccelerator);
