@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The --html reports in a real browser (ctest label `browser`).
 
-Writes the reports of the quickstart, a compare of the five topologies of
+Writes the reports of the quickstart, of one rank alone (no traffic: the page says so instead of
+drawing empty link charts), a compare of the five topologies of
 examples/compare-topologies.sh and (with --gpt3) the GPT-3 175B 1,024-GPU example, opens each in
 headless Chromium (Debian's `chromium`), and checks the page the browser built after its script
 ran: no console error, every chart (<figure class="chart">) present with at least one drawn mark,
@@ -26,7 +27,20 @@ CHARTS = {
     "run": ["timeline", "stages", "links", "link-classes", "dimensions", "memory"],
     "compare": ["step-time", "breakdown", "dimensions", "busiest-link", "memory"],
     "collective": ["busbw"],
+    # One rank on one GPU: no traffic, so no link or dimension charts, and a sentence instead.
+    "single": ["timeline", "stages", "memory"],
 }
+SINGLE_NOTES = ["No link carried traffic during the step", "No communication"]
+# A topology of one GPU on its own switch, for the single-rank page.
+ONE_GPU = """name: one-gpu
+nodes:
+  - {name: gpu0, kind: accelerator}
+  - {name: sw, kind: switch}
+links:
+  - {from: gpu0, to: sw, bandwidth: 450GB/s, latency: 150ns, class: nvlink, duplex: true}
+groups:
+  - {kind: scale-up, name: box0, members: [gpu0, sw]}
+"""
 TOPOLOGIES = [
     "dgx-h100-superpod:nodes=4",
     "cluster:nodes=4,nvlink_bandwidth=200GB/s",
@@ -97,6 +111,8 @@ def check_page(chromium, page, kind, probe=False):
             failures.append(f"chart '{chart}' missing")
         elif charts[chart] == 0:
             failures.append(f"chart '{chart}' is empty")
+    if kind == "single":
+        failures += [f"missing '{note}'" for note in SINGLE_NOTES if note not in dom]
     if probe and 'data-zoomed="true"' not in dom:
         failures.append("the timeline did not zoom on a wheel event")
     size = os.path.getsize(page)
@@ -190,6 +206,14 @@ def main():
     quick = os.path.join(args.out, "quickstart.html")
     run([args.stepsim, "-q", "run", os.path.join(src, "examples/quickstart.yaml"), "--html", quick])
     pages.append((quick, "run", True))
+    one_gpu = os.path.join(args.out, "one-gpu.yaml")
+    with open(one_gpu, "w") as f:
+        f.write(ONE_GPU)
+    single = os.path.join(args.out, "single-rank.html")
+    run([args.stepsim, "-q", "run", os.path.join(src, "examples/quickstart.yaml"),
+         "-o", "topology=" + one_gpu, "-o", "parallelism.tp=1", "-o", "parallelism.dp=1",
+         "-o", "parallelism.sp=false", "-o", "training.global_batch=1", "--html", single])
+    pages.append((single, "single", True))
     compare = os.path.join(args.out, "compare-topologies.html")
     cmd = [args.stepsim, "-q", "compare", os.path.join(src, "examples/compare-topologies.yaml"),
            "--html", compare]
