@@ -29,6 +29,28 @@ std::string tab_hint(std::string_view text, int line) {
   return "";
 }
 
+// Whether the document holds more than `limit` values once its aliases are expanded, counted
+// before anything is built from it: a small file of nested aliases ("billion laughs") expands
+// exponentially, and building the values first took seconds and a gigabyte before the limit
+// refused it. Stops counting at the limit.
+bool exceeds_values(const YAML::Node& node, std::size_t limit, std::size_t& count) {
+  if (++count > limit) return true;
+  if (node.IsSequence()) {
+    for (const auto& item : node)
+      if (exceeds_values(item, limit, count)) return true;
+  } else if (node.IsMap()) {
+    for (const auto& kv : node)
+      if (exceeds_values(kv.second, limit, count)) return true;
+  }
+  return false;
+}
+
+InputError too_many_values(const std::string& origin) {
+  return InputError(
+      fmt::format("{}: more than {} values (after expanding aliases); refusing an input this large",
+                  origin, Document::kMaxValues));
+}
+
 Mark to_mark(const YAML::Mark& m) {
   if (m.is_null()) return {};
   return {m.line + 1, m.column + 1};
@@ -70,17 +92,14 @@ Value YamlReader::parse(std::string_view text, const std::string& origin_name,
     throw InputError(fmt::format("{}:{}:{}: YAML syntax error: {}{}", origin_name, e.mark.line + 1,
                                  e.mark.column + 1, e.msg, tab_hint(text, e.mark.line)));
   }
+  std::size_t values = count_;
+  if (exceeds_values(root, Document::kMaxValues, values)) throw too_many_values(*origin);
   return convert(root, origin, base_dir, "");
 }
 
 Value YamlReader::convert(const YAML::Node& node, const std::shared_ptr<const std::string>& origin,
                           const fs::path& base_dir, const std::string& path) {
-  if (++count_ > Document::kMaxValues) {
-    throw InputError(
-        fmt::format("{}: more than {} values (after expanding aliases); refusing "
-                    "an input this large",
-                    *origin, Document::kMaxValues));
-  }
+  if (++count_ > Document::kMaxValues) throw too_many_values(*origin);
   Value v;
   v.origin = origin;
   v.mark = to_mark(node.Mark());
