@@ -87,9 +87,9 @@ TEST(MemoryModel, DualPipeHoldsTwoStagesPerRank) {
   const auto dualpipe = workload_of("llama3-8b", "{pp: 4, schedule: dualpipe}", tr);
   double total = 0;
   for (int s = 0; s < 4; ++s) {
-    EXPECT_DOUBLE_EQ(rank_parameters(dualpipe, s).total(),
-                     rank_parameters(one_f_one_b, s).total() +
-                         rank_parameters(one_f_one_b, 3 - s).total());
+    EXPECT_DOUBLE_EQ(
+        rank_parameters(dualpipe, s).total(),
+        rank_parameters(one_f_one_b, s).total() + rank_parameters(one_f_one_b, 3 - s).total());
     total += rank_parameters(dualpipe, s).total();
   }
   EXPECT_DOUBLE_EQ(total, 2 * count_parameters(dualpipe.model).total);
