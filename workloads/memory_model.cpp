@@ -19,13 +19,13 @@ double d(std::int64_t v) {
 std::vector<std::pair<std::int64_t, std::int64_t>> chunk_layers(const WorkloadSpec& spec,
                                                                 int stage) {
   const auto& p = spec.parallel;
-  const auto counts = layers_per_virtual_stage(spec.model.layers, p.pp * p.vpp);
+  const auto counts = layers_per_virtual_stage(spec.model.layers, virtual_stage_count(p));
   std::vector<std::int64_t> first(counts.size() + 1, 0);
   for (std::size_t i = 0; i < counts.size(); ++i)
     first[i + 1] = first[i] + counts[i];
   std::vector<std::pair<std::int64_t, std::int64_t>> out;
-  for (int c = 0; c < p.vpp; ++c) {
-    const auto vs = static_cast<std::size_t>(c * p.pp + stage);
+  for (int c = 0; c < chunks_per_rank(p); ++c) {
+    const auto vs = static_cast<std::size_t>(virtual_stage_of(p, stage, c));
     out.emplace_back(first[vs], first[vs + 1]);
   }
   return out;
@@ -40,7 +40,7 @@ RankParameters rank_parameters(const WorkloadSpec& spec, int stage) {
   const double tp = p.tp;
   const double vocab_local = d((m.vocab + p.tp - 1) / p.tp);
   RankParameters r;
-  const int last_vs = p.pp * p.vpp - 1;
+  const int last_vs = virtual_stage_count(p) - 1;
   const auto chunks = chunk_layers(spec, stage);
   for (std::size_t ch = 0; ch < chunks.size(); ++ch) {
     for (std::int64_t l = chunks[ch].first; l < chunks[ch].second; ++l) {
@@ -54,7 +54,7 @@ RankParameters rank_parameters(const WorkloadSpec& spec, int stage) {
         r.dense += c.dense_mlp / tp;
       }
     }
-    const int vs = static_cast<int>(ch) * p.pp + stage;
+    const int vs = virtual_stage_of(p, stage, static_cast<int>(ch));
     if (vs == 0) {
       r.dense += vocab_local * d(m.hidden);
       if (m.position == PositionKind::kLearned) r.dense += d(m.max_positions * m.hidden);
@@ -146,11 +146,15 @@ std::vector<MemoryEstimate> estimate_memory(const WorkloadSpec& spec) {
     double peak = 0;
     for (const auto& st : pipeline_order(p.schedule, p.pp, stage, p.vpp, spec.micro_batches())) {
       const double bytes = chunk_bytes[static_cast<std::size_t>(st.chunk)];
+      if (st.weights_only) continue;  // DualPipe's weight steps: counted freed at the backward
       live += st.forward ? bytes : -bytes;
       peak = std::max(peak, live);
     }
     e.peak_in_flight_micro_batches = one_micro_batch > 0 ? peak / one_micro_batch : 0;
-    if (stage == p.pp - 1) {
+    bool holds_head = false;  // DualPipe: the first and the last rank
+    for (int c = 0; c < chunks_per_rank(p); ++c)
+      holds_head = holds_head || virtual_stage_of(p, stage, c) == virtual_stage_count(p) - 1;
+    if (holds_head) {
       peak += 4.0 * d(t.micro_batch * (t.seq_len / p.cp)) * d((spec.model.vocab + p.tp - 1) / p.tp);
     }
     e.activations = Bytes(std::llround(peak));

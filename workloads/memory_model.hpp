@@ -13,7 +13,8 @@
 //    other MLP shapes (gated, MoE) term by term (docs/workloads.md). The number of micro-batches
 //    whose activations are alive at once follows the stage's schedule (p - s for 1F1B's first
 //    stages, m for GPipe, the interleaved warm-up otherwise). The last stage adds one micro-
-//    batch's FP32 logits (4 b s V / t).
+//    batch's FP32 logits (4 b s V / t). Under DualPipe every rank holds two stages (s and
+//    p - 1 - s): twice the parameters, and the logits on the first and the last rank.
 #pragma once
 
 #include <string>

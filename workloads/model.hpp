@@ -31,6 +31,12 @@ struct MlaShape {
   std::int64_t v_head_dim = 0;
 };
 
+// How a MoE layer's dispatch and combine move tokens between nodes (docs/workloads.md):
+// kDirect: one transfer per (sender, expert rank) pair; kRelayed: DeepSeek-V3's path (arXiv
+// 2412.19437 section 3.2.2), once over the scale-out network to the rank of the sender's in-node
+// index on each node the token reaches, then over the scale-up network to its experts.
+enum class ExpertDispatch : std::uint8_t { kDirect, kRelayed };
+
 // Mixture of experts in the MLP of every layer except the first `dense_layers`.
 struct MoeShape {
   std::int64_t experts = 0;         // routed experts per MoE layer
@@ -39,6 +45,10 @@ struct MoeShape {
   std::int64_t expert_ffn = 0;      // intermediate size of one expert
   std::int64_t dense_layers = 0;    // the first layers keep a dense MLP of size `ffn`
   double capacity_factor = 0.0;     // 0: dropless (no capacity, no padding)
+  // Node-limited routing (DeepSeek-V3's M): each token's experts lie on at most this many of the
+  // scale-up domains the expert-parallel group spans; 0: no limit (expert_routing.hpp).
+  std::int64_t max_nodes_per_token = 0;
+  ExpertDispatch dispatch = ExpertDispatch::kDirect;
 };
 
 struct ModelSpec {

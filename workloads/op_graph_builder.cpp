@@ -31,19 +31,19 @@ void OpGraphBuilder::set_pass(std::int32_t micro_batch, int chunk) {
 
 OpIndex OpGraphBuilder::add_send(const OpLabel& label, Communicator group, int peer_offset,
                                  std::int64_t bytes, std::int64_t tag,
-                                 std::initializer_list<OpIndex> deps) {
-  return add_transfer(true, label, group, peer_offset, bytes, tag, deps);
+                                 std::initializer_list<OpIndex> deps, bool reverse) {
+  return add_transfer(true, label, group, peer_offset, bytes, tag, deps, reverse);
 }
 
 OpIndex OpGraphBuilder::add_receive(const OpLabel& label, Communicator group, int peer_offset,
                                     std::int64_t bytes, std::int64_t tag,
-                                    std::initializer_list<OpIndex> deps) {
-  return add_transfer(false, label, group, peer_offset, bytes, tag, deps);
+                                    std::initializer_list<OpIndex> deps, bool reverse) {
+  return add_transfer(false, label, group, peer_offset, bytes, tag, deps, reverse);
 }
 
 OpIndex OpGraphBuilder::add_transfer(bool send, const OpLabel& label, Communicator group,
                                      int peer_offset, std::int64_t bytes, std::int64_t tag,
-                                     std::initializer_list<OpIndex> deps) {
+                                     std::initializer_list<OpIndex> deps, bool reverse) {
   if (group != Communicator::kPipeline && group != Communicator::kContext) {
     throw std::logic_error(
         fmt::format("step generator bug: a transfer on the {} group", to_string(group)));
@@ -62,8 +62,12 @@ OpIndex OpGraphBuilder::add_transfer(bool send, const OpLabel& label, Communicat
   op.collective = CollectiveKind::kSendRecv;
   // Receives have streams of their own (operation.hpp says why).
   const bool pipeline = group == Communicator::kPipeline;
-  op.stream =
-      pipeline ? (send ? Stream::kPp : Stream::kPpRecv) : (send ? Stream::kCp : Stream::kCpRecv);
+  if (pipeline && reverse) {
+    op.stream = send ? Stream::kPpReverse : Stream::kPpReverseRecv;
+  } else {
+    op.stream =
+        pipeline ? (send ? Stream::kPp : Stream::kPpRecv) : (send ? Stream::kCp : Stream::kCpRecv);
+  }
   op.dim = pipeline ? ParallelDim::kPp : ParallelDim::kCp;
   op.group = group;
   op.peer_offset = static_cast<std::int8_t>(peer_offset);

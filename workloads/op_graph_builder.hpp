@@ -85,11 +85,12 @@ class OpGraphBuilder {
   }
 
   // One side of a point-to-point transfer of `bytes` with the rank `peer_offset` positions away
-  // in `group` (kPipeline or kContext); `tag` matches the send with its receive.
+  // in `group` (kPipeline or kContext); `tag` matches the send with its receive. `reverse`: on
+  // the pipeline streams of DualPipe's second direction (operation.hpp).
   OpIndex add_send(const OpLabel& label, Communicator group, int peer_offset, std::int64_t bytes,
-                   std::int64_t tag, std::initializer_list<OpIndex> deps);
+                   std::int64_t tag, std::initializer_list<OpIndex> deps, bool reverse = false);
   OpIndex add_receive(const OpLabel& label, Communicator group, int peer_offset, std::int64_t bytes,
-                      std::int64_t tag, std::initializer_list<OpIndex> deps);
+                      std::int64_t tag, std::initializer_list<OpIndex> deps, bool reverse = false);
 
   // The most recently added operation; kNoOp while the graph is empty.
   OpIndex last_op() const {
@@ -169,7 +170,8 @@ class OpGraphBuilder {
 
   OpIndex finish_op_with_long_list(const OpIndex* deps, std::size_t count);
   OpIndex add_transfer(bool send, const OpLabel& label, Communicator group, int peer_offset,
-                       std::int64_t bytes, std::int64_t tag, std::initializer_list<OpIndex> deps);
+                       std::int64_t bytes, std::int64_t tag, std::initializer_list<OpIndex> deps,
+                       bool reverse);
   [[noreturn]] static void fail_too_many_ops();
   [[noreturn]] static void fail_layer(std::int64_t layer);
   // Removes the operation being added and its dependencies stored so far, then throws.

@@ -22,8 +22,8 @@ std::string_view to_string(OpKind v) {
 }
 
 std::string_view to_string(Stream v) {
-  static constexpr std::array<std::string_view, 8> kNames = {"compute", "tp", "cp",      "cp-recv",
-                                                             "ep",      "pp", "pp-recv", "dp"};
+  static constexpr std::array<std::string_view, 10> kNames = {
+      "compute", "tp", "cp", "cp-recv", "ep", "pp", "pp-recv", "dp", "pp-rev", "pp-rev-recv"};
   return lookup(kNames, v);
 }
 

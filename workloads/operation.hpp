@@ -21,8 +21,21 @@ enum class OpKind : std::uint8_t { kCompute, kCollective, kSend, kRecv };
 // The stream an operation runs on. Streams run in program order, one operation at a time.
 // Point-to-point receives have their own streams: with rendezvous semantics a receive queued
 // behind a send on one stream could deadlock a pipeline (Megatron batches them for the same
-// reason).
-enum class Stream : std::uint8_t { kCompute, kTp, kCp, kCpRecv, kEp, kPp, kPpRecv, kDp, kCount };
+// reason). DualPipe's second direction has a send and a receive stream of its own (kPpReverse,
+// kPpReverseRecv): its transfers are batched apart from the first direction's.
+enum class Stream : std::uint8_t {
+  kCompute,
+  kTp,
+  kCp,
+  kCpRecv,
+  kEp,
+  kPp,
+  kPpRecv,
+  kDp,
+  kPpReverse,
+  kPpReverseRecv,
+  kCount
+};
 
 // The parallel dimension a communication belongs to (labels and statistics).
 enum class ParallelDim : std::uint8_t { kNone, kTp, kSp, kCp, kEp, kPp, kDp, kCount };

@@ -20,7 +20,7 @@ std::int64_t StagePass::send_tag() const {
 
 std::vector<StagePass> pipeline_walk(const WorkloadSpec& spec, int stage) {
   const ParallelLayout& layout = spec.parallel;
-  const int virtual_stages = layout.pp * layout.vpp;
+  const int virtual_stages = virtual_stage_count(layout);
   const std::vector<std::int64_t> layers =
       layers_per_virtual_stage(spec.model.layers, virtual_stages);
   std::vector<std::int64_t> first_layer(layers.size() + 1, 0);
@@ -31,23 +31,28 @@ std::vector<StagePass> pipeline_walk(const WorkloadSpec& spec, int stage) {
       pipeline_order(layout.schedule, layout.pp, stage, layout.vpp, spec.micro_batches());
   std::vector<StagePass> passes;
   passes.reserve(steps.size());
-  std::vector<std::size_t> last_backward(static_cast<std::size_t>(layout.vpp), 0);
+  const auto chunks = static_cast<std::size_t>(chunks_per_rank(layout));
+  std::vector<std::size_t> last_gradients(chunks, steps.size());
   for (const PipelineStep& step : steps) {
     StagePass pass;
     pass.forward = step.forward;
     pass.micro_batch = step.micro_batch;
     pass.chunk = step.chunk;
-    pass.virtual_stage = step.chunk * layout.pp + stage;
+    pass.virtual_stage = virtual_stage_of(layout, stage, step.chunk);
     pass.virtual_stages = virtual_stages;
     pass.layer_begin = first_layer[static_cast<std::size_t>(pass.virtual_stage)];
     pass.layer_end = first_layer[static_cast<std::size_t>(pass.virtual_stage) + 1];
-    if (!step.forward) last_backward[static_cast<std::size_t>(step.chunk)] = passes.size();
+    pass.defers_weights = step.defers_weights;
+    pass.weights_only = step.weights_only;
+    pass.overlapped = step.overlapped;
+    pass.send_after_next = step.send_after_next;
+    pass.downstream = downstream_offset(layout, step.chunk);
+    if (!step.forward && !step.defers_weights)
+      last_gradients[static_cast<std::size_t>(step.chunk)] = passes.size();
     passes.push_back(pass);
   }
-  for (std::size_t chunk = 0; chunk < last_backward.size(); ++chunk) {
-    StagePass& last = passes[last_backward[chunk]];
-    if (!last.forward) last.reduces_gradients = true;
-  }
+  for (const std::size_t last : last_gradients)
+    if (last < passes.size()) passes[last].reduces_gradients = true;
   return passes;
 }
 

@@ -1,5 +1,11 @@
 #include "workloads/rank_map.hpp"
 
+#include <fmt/format.h>
+
+#include <map>
+
+#include "sim/common/input_error.hpp"
+
 namespace stepsim::workloads {
 
 namespace {
@@ -65,6 +71,35 @@ void RankMap::add_groups(Communicator kind, const Decomposition& dec,
     offsets_.push_back(static_cast<std::uint32_t>(members_.size()));
     kinds_.push_back(kind);
   }
+}
+
+std::vector<int> expert_group_domains(const RankMap& ranks, const std::vector<int>& rank_domains,
+                                      const std::string& where) {
+  std::vector<int> pattern;
+  bool first = true;
+  std::vector<bool> done(ranks.group_count(), false);
+  for (int r = 0; r < ranks.world_size(); ++r) {
+    const GroupId g = ranks.group(r, Communicator::kExpert);
+    if (done[g.value()]) continue;
+    done[g.value()] = true;
+    std::vector<int> domains;
+    std::map<int, int> number;
+    for (int member : ranks.members(g)) {
+      const int d = rank_domains.empty() ? 0 : rank_domains[static_cast<std::size_t>(member)];
+      domains.push_back(number.emplace(d, static_cast<int>(number.size())).first->second);
+    }
+    if (first) {
+      pattern = std::move(domains);
+      first = false;
+    } else if (domains != pattern) {
+      throw InputError(fmt::format(
+          "{}: parallelism: the expert-parallel group of rank {} spreads over the topology's "
+          "scale-up domains differently from the group of rank 0; node-limited routing and the "
+          "relayed dispatch need the same pattern in every group (change `order` or `ep`)",
+          where, r));
+    }
+  }
+  return pattern;
 }
 
 }  // namespace stepsim::workloads

@@ -12,6 +12,7 @@
 #include <compare>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "sim/common/dense_id.hpp"
@@ -64,5 +65,12 @@ class RankMap {
   std::vector<int> members_;
   std::vector<Communicator> kinds_;
 };
+
+// The scale-up domain of each member of an expert-parallel group, numbered from 0 in order of
+// first appearance, given each rank's domain (WorkloadSpec::rank_domains; empty: one domain).
+// Programs are shared by every expert group of a stage, so the pattern must be the same in every
+// group: throws InputError otherwise, naming `where` (the parallelism section).
+std::vector<int> expert_group_domains(const RankMap& ranks, const std::vector<int>& rank_domains,
+                                      const std::string& where);
 
 }  // namespace stepsim::workloads

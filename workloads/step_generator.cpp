@@ -1,5 +1,6 @@
 #include "workloads/step_generator.hpp"
 
+#include <deque>
 #include <initializer_list>
 #include <optional>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 #include "workloads/memory_model.hpp"
 #include "workloads/op_graph_builder.hpp"
 #include "workloads/pipeline_walk.hpp"
+#include "workloads/rank_map.hpp"
 #include "workloads/zero3_parameter_gathers.hpp"
 
 namespace stepsim::workloads {
@@ -48,8 +50,10 @@ class StageProgramGenerator {
     activation_bytes_ = shape_.tokens * model_.hidden * shape_.element_bytes;
     pipeline_bytes_ = shape_.sharded_tokens * model_.hidden * shape_.element_bytes;
     expert_all_to_all_bytes_ = shape_.routed_tokens * model_.hidden * shape_.element_bytes;
+    // Skewed routing and the relayed dispatch give AllToAllv matrices (expert_traffic_matrices).
     skewed_routing_ =
-        layout_.ep > 1 && training_.routing_skew > 0 && model_.moe.capacity_factor <= 0;
+        layout_.ep > 1 && ((training_.routing_skew > 0 && model_.moe.capacity_factor <= 0) ||
+                           model_.moe.dispatch == ExpertDispatch::kRelayed);
     layers_.resize(static_cast<std::size_t>(model_.layers));
   }
 
@@ -61,12 +65,20 @@ class StageProgramGenerator {
   Program run() {
     start_gate_ = gather_parameters_at_step_start(start_gathers_, graph_);
     for (const StagePass& pass : pipeline_walk(spec_, stage_)) {
-      if (pass.forward) {
+      std::optional<HeldSend> held = std::exchange(held_send_, std::nullopt);
+      if (pass.weights_only) {
+        weight_pass(pass);
+      } else if (pass.forward) {
         forward_pass(pass);
       } else {
         backward_pass(pass);
       }
+      // DualPipe: the held forward output leaves once this pass has computed too.
+      if (held) send_held(*held, pass_end_);
     }
+    if (held_send_) throw std::logic_error("step generator bug: a send held past the last pass");
+    if (!deferred_weights_.empty())
+      throw std::logic_error("step generator bug: weight gradients never computed");
     optimizer_step();
     return graph_.take_program();
   }
@@ -94,6 +106,34 @@ class StageProgramGenerator {
     return graph_.add_compute(
         label, kind, cost.flops, cost.bytes,
         spec_.compute.duration(label.name, label.phase, kind, cost.flops, cost.bytes), deps);
+  }
+
+  // The backward of an operation with weights (forward cost `forward`), whose weight gradients
+  // (`parameters`, routed experts or dense) go to the buckets: one operation computing both
+  // halves (twice the forward), or, in a backward that defers its weights (DualPipe's zero-bubble
+  // passes), the input-gradient half now and the weight-gradient half, the forward's cost again,
+  // in the weight pass that completes it.
+  OpIndex backward_gemm(const OpLabel& label, ComputeKind kind, OpCost forward,
+                        std::initializer_list<OpIndex> deps, double parameters, bool expert) {
+    if (!deferring_) {
+      const OpIndex op = compute(label, kind, backward_cost(forward), deps);
+      buckets_.add_gradients(op, parameters, expert);
+      return op;
+    }
+    const OpIndex op = compute(label, kind, forward, deps);
+    pending_weights_.push_back({label, kind, forward, op, parameters, expert, true});
+    return op;
+  }
+
+  // Gradients computed by `producer` itself (norms, the embedding); a deferring backward hands
+  // them to the buckets in its weight pass.
+  void add_gradients(OpIndex producer, double parameters, bool expert) {
+    if (!deferring_) {
+      buckets_.add_gradients(producer, parameters, expert);
+      return;
+    }
+    pending_weights_.push_back(
+        {{}, ComputeKind::kElementwise, {}, producer, parameters, expert, false});
   }
 
   // Tensor-parallel communication of a b x s' x h activation after a row-parallel layer (or in
@@ -264,7 +304,7 @@ class StageProgramGenerator {
     const OpIndex mlp_norm = model_.is_moe_layer(layer)
                                  ? moe_backward(layer, cost, params, mlp)
                                  : dense_mlp_backward(layer, cost, params, mlp);
-    buckets_.add_gradients(mlp_norm, params.norm, false);
+    add_gradients(mlp_norm, params.norm, false);
     return attention_backward(layer, cost, params, mlp_norm);
   }
 
@@ -273,21 +313,20 @@ class StageProgramGenerator {
                        const MlpBackwardInputs& mlp) {
     const Phase bwd = Phase::kBackward;
     const OpIndex combine = expert_all_to_all(OpName::kEpCombine, bwd, layer, true, mlp.in.main);
-    const OpIndex experts = compute({OpName::kExperts, bwd, layer}, ComputeKind::kGroupedGemm,
-                                    backward_cost(cost.routed_experts),
-                                    {combine, mlp.recomputed.main, mlp.recomputed.side,
-                                     mlp.gathers.dense, mlp.gathers.routed_experts});
-    buckets_.add_gradients(experts, params.routed_experts, true);
+    const OpIndex experts = backward_gemm({OpName::kExperts, bwd, layer}, ComputeKind::kGroupedGemm,
+                                          cost.routed_experts,
+                                          {combine, mlp.recomputed.main, mlp.recomputed.side,
+                                           mlp.gathers.dense, mlp.gathers.routed_experts},
+                                          params.routed_experts, true);
     const OpIndex dispatch = expert_all_to_all(OpName::kEpDispatch, bwd, layer, false, experts);
     OpIndex shared = kNoOp;
     if (model_.moe.shared_experts > 0) {
-      shared = compute({OpName::kSharedExperts, bwd, layer}, ComputeKind::kGemm,
-                       backward_cost(cost.shared_experts), {mlp.in.main, mlp.recomputed.main});
-      buckets_.add_gradients(shared, params.shared_experts, false);
+      shared = backward_gemm({OpName::kSharedExperts, bwd, layer}, ComputeKind::kGemm,
+                             cost.shared_experts, {mlp.in.main, mlp.recomputed.main},
+                             params.shared_experts, false);
     }
-    const OpIndex router = compute({OpName::kRouter, bwd, layer}, ComputeKind::kGemm,
-                                   backward_cost(cost.router), {dispatch});
-    buckets_.add_gradients(router, params.router, false);
+    const OpIndex router = backward_gemm({OpName::kRouter, bwd, layer}, ComputeKind::kGemm,
+                                         cost.router, {dispatch}, params.router, false);
     return compute({OpName::kNorm, bwd, layer}, ComputeKind::kElementwise, backward_cost(cost.norm),
                    {router, shared});
   }
@@ -299,14 +338,13 @@ class StageProgramGenerator {
     const Phase bwd = Phase::kBackward;
     const OpIndex gathered = sp_gather(bwd, layer, mlp.in.main);
     const OpIndex down =
-        compute({OpName::kMlpDown, bwd, layer}, ComputeKind::kGemm, backward_cost(cost.mlp_down),
-                {tp_comm_overlap_ ? mlp.in.main : gathered, mlp.recomputed.main,
-                 mlp.recomputed.side, mlp.gathers.dense, mlp.gathers.routed_experts});
-    buckets_.add_gradients(down, params.mlp_down, false);
+        backward_gemm({OpName::kMlpDown, bwd, layer}, ComputeKind::kGemm, cost.mlp_down,
+                      {tp_comm_overlap_ ? mlp.in.main : gathered, mlp.recomputed.main,
+                       mlp.recomputed.side, mlp.gathers.dense, mlp.gathers.routed_experts},
+                      params.mlp_down, false);
     const OpIndex up =
-        compute({OpName::kMlpUp, bwd, layer}, ComputeKind::kGemm, backward_cost(cost.mlp_up),
-                {down, tp_comm_overlap_ ? gathered : kNoOp});
-    buckets_.add_gradients(up, params.mlp_up, false);
+        backward_gemm({OpName::kMlpUp, bwd, layer}, ComputeKind::kGemm, cost.mlp_up,
+                      {down, tp_comm_overlap_ ? gathered : kNoOp}, params.mlp_up, false);
     const OpIndex reduced = tp_reduce(bwd, layer, tp_comm_overlap_ ? down : up);
     return compute({OpName::kNorm, bwd, layer}, ComputeKind::kElementwise, backward_cost(cost.norm),
                    {reduced, tp_comm_overlap_ ? up : kNoOp});
@@ -318,9 +356,8 @@ class StageProgramGenerator {
     const Phase bwd = Phase::kBackward;
     const OpIndex gathered = sp_gather(bwd, layer, mlp_norm);
     const OpIndex out =
-        compute({OpName::kAttentionOut, bwd, layer}, ComputeKind::kGemm,
-                backward_cost(cost.attention_out), {tp_comm_overlap_ ? mlp_norm : gathered});
-    buckets_.add_gradients(out, params.attention_out, false);
+        backward_gemm({OpName::kAttentionOut, bwd, layer}, ComputeKind::kGemm, cost.attention_out,
+                      {tp_comm_overlap_ ? mlp_norm : gathered}, params.attention_out, false);
     OpIndex core_in = out;
     const OpIndex beside = tp_comm_overlap_ ? gathered : kNoOp;
     if (training_.recompute == Recompute::kSelective) {
@@ -329,14 +366,13 @@ class StageProgramGenerator {
     }
     const OpIndex core =
         attention_core(bwd, layer, backward_cost(cost.attention_core), core_in, beside);
-    const OpIndex qkv =
-        compute({OpName::kQkv, bwd, layer}, ComputeKind::kGemm, backward_cost(cost.qkv), {core});
-    buckets_.add_gradients(qkv, params.qkv, false);
+    const OpIndex qkv = backward_gemm({OpName::kQkv, bwd, layer}, ComputeKind::kGemm, cost.qkv,
+                                      {core}, params.qkv, false);
     const OpIndex reduced = tp_reduce(bwd, layer, tp_comm_overlap_ ? core : qkv);
     const OpIndex norm =
         compute({OpName::kNorm, bwd, layer}, ComputeKind::kElementwise, backward_cost(cost.norm),
                 {reduced, tp_comm_overlap_ ? qkv : kNoOp});
-    buckets_.add_gradients(norm, params.norm, false);
+    add_gradients(norm, params.norm, false);
     return {norm, kNoOp};
   }
 
@@ -360,7 +396,7 @@ class StageProgramGenerator {
     const OpIndex lookup = compute(
         {OpName::kEmbedding, Phase::kBackward, kNoLayer}, ComputeKind::kElementwise,
         backward_cost(embedding_forward_cost(model_, shape_)), {gathered, in.side, gathers.dense});
-    buckets_.add_gradients(lookup, params, false);
+    add_gradients(lookup, params, false);
   }
 
   double output_parameters() const {
@@ -387,14 +423,14 @@ class StageProgramGenerator {
     const HeadCosts cost = head_forward_costs(model_, shape_);
     const OpIndex loss =
         compute({OpName::kLoss, bwd, kNoLayer}, ComputeKind::kElementwise, cost.loss, {in.main});
-    const OpIndex logits = compute({OpName::kLogits, bwd, kNoLayer}, ComputeKind::kGemm,
-                                   backward_cost(cost.logits), {loss, gathers.dense});
-    buckets_.add_gradients(logits, output_parameters(), false);
+    const OpIndex logits =
+        backward_gemm({OpName::kLogits, bwd, kNoLayer}, ComputeKind::kGemm, cost.logits,
+                      {loss, gathers.dense}, output_parameters(), false);
     // Backward of the column-parallel output layer's input: AllReduce (ReduceScatter with SP).
     const OpIndex reduced = tp_reduce(bwd, kNoLayer, logits);
     const OpIndex norm = compute({OpName::kNorm, bwd, kNoLayer}, ComputeKind::kElementwise,
                                  backward_cost(cost.final_norm), {reduced});
-    buckets_.add_gradients(norm, counts_.final_norm, false);
+    add_gradients(norm, counts_.final_norm, false);
     return {norm, kNoOp};
   }
 
@@ -410,10 +446,11 @@ class StageProgramGenerator {
   void forward_pass(const StagePass& pass) {
     begin_pass(pass);
     const OpLabel transfer{OpName::kPpActivation, Phase::kForward, kNoLayer};
+    const bool reverse = pass.downstream < 0;
     Frontier cur;
     if (pass.receives()) {
-      cur.main = graph_.add_receive(transfer, Communicator::kPipeline, -1, pipeline_bytes_,
-                                    pass.receive_tag(), {});
+      cur.main = graph_.add_receive(transfer, Communicator::kPipeline, -pass.downstream,
+                                    pipeline_bytes_, pass.receive_tag(), {}, reverse);
     } else {
       cur = embedding_forward();
     }
@@ -424,33 +461,75 @@ class StageProgramGenerator {
     for (std::int64_t layer = pass.layer_begin; layer < pass.layer_end; ++layer)
       cur = layer_forward(layer, Phase::kForward, cur);
     if (pass.sends()) {
-      graph_.add_send(transfer, Communicator::kPipeline, +1, pipeline_bytes_, pass.send_tag(),
-                      {cur.main, cur.side});
+      pass_end_ = graph_.last_op();
+      if (pass.send_after_next) {
+        held_send_ = HeldSend{pass, cur};
+        return;
+      }
+      graph_.add_send(transfer, Communicator::kPipeline, pass.downstream, pipeline_bytes_,
+                      pass.send_tag(), {cur.main, cur.side}, reverse);
     } else {
       head_forward(cur);
+      pass_end_ = graph_.last_op();
     }
+  }
+
+  // DualPipe: a forward's output sent after the pass that followed it (dualpipe.py sends the
+  // outputs of an overlapped forward and backward together, after both).
+  struct HeldSend {
+    StagePass pass;
+    Frontier out;
+  };
+  void send_held(const HeldSend& held, OpIndex after) {
+    graph_.set_pass(held.pass.micro_batch, held.pass.chunk);
+    graph_.add_send({OpName::kPpActivation, Phase::kForward, kNoLayer}, Communicator::kPipeline,
+                    held.pass.downstream, pipeline_bytes_, held.pass.send_tag(),
+                    {held.out.main, held.out.side, after}, held.pass.downstream < 0);
+  }
+
+  // DualPipe's weight step: the weight gradients a deferring backward left, in its order.
+  void weight_pass(const StagePass& pass) {
+    begin_pass(pass);
+    if (deferred_weights_.empty())
+      throw std::logic_error("step generator bug: a weight pass without a deferred backward");
+    const std::vector<PendingWeight> pending = std::move(deferred_weights_.front());
+    deferred_weights_.pop_front();
+    buckets_.begin_backward_pass(pass.reduces_gradients);
+    for (const PendingWeight& w : pending) {
+      const OpIndex op = w.split ? compute(w.label, w.kind, w.cost, {w.after}) : w.after;
+      buckets_.add_gradients(op, w.parameters, w.expert);
+    }
+    pass_end_ = graph_.last_op();
+    last_backward_op_ = pass_end_;
+    buckets_.end_backward_pass();
   }
 
   void backward_pass(const StagePass& pass) {
     begin_pass(pass);
     buckets_.begin_backward_pass(pass.reduces_gradients);
+    deferring_ = pass.defers_weights;
     const OpLabel transfer{OpName::kPpGradient, Phase::kBackward, kNoLayer};
+    const bool reverse = pass.downstream < 0;
     Frontier cur;
     if (pass.receives()) {
-      cur.main = graph_.add_receive(transfer, Communicator::kPipeline, +1, pipeline_bytes_,
-                                    pass.receive_tag(), {});
+      cur.main = graph_.add_receive(transfer, Communicator::kPipeline, pass.downstream,
+                                    pipeline_bytes_, pass.receive_tag(), {}, reverse);
     } else {
       cur = head_backward(cur);
     }
     for (std::int64_t layer = pass.layer_end - 1; layer >= pass.layer_begin; --layer)
       cur = layer_backward(layer, cur);
     if (pass.sends()) {
-      graph_.add_send(transfer, Communicator::kPipeline, -1, pipeline_bytes_, pass.send_tag(),
-                      {cur.main, cur.side});
+      pass_end_ = graph_.last_op();
+      graph_.add_send(transfer, Communicator::kPipeline, -pass.downstream, pipeline_bytes_,
+                      pass.send_tag(), {cur.main, cur.side}, reverse);
     } else {
       embedding_backward(cur);
+      pass_end_ = graph_.last_op();
     }
     last_backward_op_ = graph_.last_op();
+    if (deferring_) deferred_weights_.push_back(std::exchange(pending_weights_, {}));
+    deferring_ = false;
     buckets_.end_backward_pass();
   }
 
@@ -501,6 +580,23 @@ class StageProgramGenerator {
   std::int64_t expert_all_to_all_bytes_ = 0;  // a dispatch or combine send buffer
   bool skewed_routing_ = false;               // expert all-to-alls are AllToAllv
 
+  // DualPipe's zero-bubble split (backward_gemm): the weight gradients of the backward being
+  // generated, and those of earlier deferring backwards, oldest first, for their weight passes.
+  struct PendingWeight {
+    OpLabel label;
+    ComputeKind kind = ComputeKind::kGemm;
+    OpCost cost;
+    OpIndex after = kNoOp;  // the input-gradient half (or the operation that computed them)
+    double parameters = 0;
+    bool expert = false;
+    bool split = false;  // a weight-gradient operation to add (else `after` computed them)
+  };
+  bool deferring_ = false;
+  std::vector<PendingWeight> pending_weights_;
+  std::deque<std::vector<PendingWeight>> deferred_weights_;
+  std::optional<HeldSend> held_send_;
+  OpIndex pass_end_ = kNoOp;  // the last computation of the pass just generated
+
   std::vector<ClosedBucket> start_gathers_;
   OpIndex start_gate_ = kNoOp;  // the first parameter gather; the first forward waits for it
   std::int64_t pass_layer_begin_ = 0;
@@ -527,15 +623,29 @@ Program generate_stage_program(const WorkloadSpec& spec, int stage) {
 std::vector<std::vector<std::int64_t>> expert_traffic_matrices(const WorkloadSpec& spec) {
   const auto& p = spec.parallel;
   const auto& m = spec.model;
-  if (!m.moe_enabled || p.ep == 1 || spec.training.routing_skew <= 0 || m.moe.capacity_factor > 0) {
-    return {};
-  }
+  if (!m.moe_enabled || p.ep == 1) return {};
+  const bool relayed = m.moe.dispatch == ExpertDispatch::kRelayed;
+  const bool skewed = spec.training.routing_skew > 0 && m.moe.capacity_factor <= 0;
+  if (!skewed && !relayed) return {};
   const std::int64_t tokens =
       spec.training.micro_batch * spec.training.seq_len / p.cp / (p.sequence_parallel() ? p.tp : 1);
-  const std::int64_t send =
-      tokens * m.moe.top_k * m.hidden * element_bytes(spec.training.precision);
-  const auto shares = expert_rank_shares(m.moe.experts, p.ep, spec.training.routing_skew);
-  return {expert_traffic_matrix(send, shares, false), expert_traffic_matrix(send, shares, true)};
+  const std::int64_t token_bytes = m.hidden * element_bytes(spec.training.precision);
+  const std::int64_t send = tokens * m.moe.top_k * token_bytes;
+  std::vector<double> shares = expert_rank_shares(m.moe.experts, p.ep, spec.training.routing_skew);
+  if (m.moe.max_nodes_per_token == 0 && !relayed) {
+    return {expert_traffic_matrix(send, shares, false), expert_traffic_matrix(send, shares, true)};
+  }
+  const std::vector<int> domains =
+      expert_group_domains(RankMap(p), spec.rank_domains, spec.parallelism_location);
+  const DomainRouting routing =
+      route_over_domains(shares, domains, m.moe.top_k, m.moe.max_nodes_per_token);
+  if (!relayed) {
+    for (std::size_t r = 0; r < shares.size(); ++r)
+      shares[r] = routing.rank_copies[r] / static_cast<double>(m.moe.top_k);
+    return {expert_traffic_matrix(send, shares, false), expert_traffic_matrix(send, shares, true)};
+  }
+  return {relayed_traffic_matrix(tokens, token_bytes, routing, domains, false),
+          relayed_traffic_matrix(tokens, token_bytes, routing, domains, true)};
 }
 
 }  // namespace stepsim::workloads

@@ -19,8 +19,10 @@ namespace stepsim::workloads {
 Program generate_stage_program(const WorkloadSpec& spec, int stage);
 
 // AllToAllv traffic matrices that expert all-to-alls refer to by Op::matrix: index 0 is the
-// dispatch pattern (forward dispatch, backward of combine), 1 the combine pattern. Empty when
-// routing is uniform (the all-to-alls are then AllToAll with equal shares) or ep == 1.
+// dispatch pattern (forward dispatch, backward of combine), 1 the combine pattern: skewed routing
+// (expert_traffic_matrix, with the rank loads of node-limited routing when moe.max_nodes_per_token
+// is set) or the relayed dispatch (relayed_traffic_matrix). Empty when routing is uniform and the
+// dispatch direct (the all-to-alls are then AllToAll with equal shares) or ep == 1.
 std::vector<std::vector<std::int64_t>> expert_traffic_matrices(const WorkloadSpec& spec);
 
 }  // namespace stepsim::workloads

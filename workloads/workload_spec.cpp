@@ -1,14 +1,17 @@
 #include "workloads/workload_spec.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "sim/common/input_error.hpp"
 #include "workloads/model_presets.hpp"
+#include "workloads/rank_map.hpp"
 
 namespace stepsim::workloads {
 
@@ -20,6 +23,8 @@ std::string_view to_string(PipelineSchedule s) {
       return "1f1b";
     case PipelineSchedule::kInterleaved:
       return "interleaved";
+    case PipelineSchedule::kDualPipe:
+      return "dualpipe";
   }
   return "?";
 }
@@ -61,14 +66,19 @@ void read_mla(const config::Node& n, MlaShape& mla) {
 }
 
 void read_moe(const config::Node& n, MoeShape& moe) {
-  n.allow_keys(
-      {"experts", "top_k", "shared_experts", "expert_ffn", "dense_layers", "capacity_factor"});
+  n.allow_keys({"experts", "top_k", "shared_experts", "expert_ffn", "dense_layers",
+                "capacity_factor", "max_nodes_per_token", "dispatch"});
   if (auto v = n.find("experts")) moe.experts = v->as_int(1, kMaxDim);
   if (auto v = n.find("top_k")) moe.top_k = v->as_int(1, kMaxDim);
   if (auto v = n.find("shared_experts")) moe.shared_experts = v->as_int(0, kMaxDim);
   if (auto v = n.find("expert_ffn")) moe.expert_ffn = v->as_int(1, kMaxDim);
   if (auto v = n.find("dense_layers")) moe.dense_layers = v->as_int(0, kMaxDim);
   if (auto v = n.find("capacity_factor")) moe.capacity_factor = v->as_double(0.0, 1000.0);
+  if (auto v = n.find("max_nodes_per_token")) moe.max_nodes_per_token = v->as_int(0, 64);
+  if (auto v = n.find("dispatch")) {
+    moe.dispatch = v->as_choice({"direct", "relayed"}) == "direct" ? ExpertDispatch::kDirect
+                                                                   : ExpertDispatch::kRelayed;
+  }
   if (moe.experts <= 0 || moe.top_k <= 0 || moe.expert_ffn <= 0) {
     n.fail_with("a MoE model needs experts, top_k and expert_ffn");
   }
@@ -227,10 +237,11 @@ ParallelLayout read_parallelism(const config::Node& n) {
   }
   p.schedule = PipelineSchedule::kOneFOneB;
   if (auto v = n.find("schedule")) {
-    const std::string s = v->as_choice({"gpipe", "1f1b", "interleaved"});
-    p.schedule = s == "gpipe"  ? PipelineSchedule::kGpipe
-                 : s == "1f1b" ? PipelineSchedule::kOneFOneB
-                               : PipelineSchedule::kInterleaved;
+    const std::string s = v->as_choice({"gpipe", "1f1b", "interleaved", "dualpipe"});
+    p.schedule = s == "gpipe"         ? PipelineSchedule::kGpipe
+                 : s == "1f1b"        ? PipelineSchedule::kOneFOneB
+                 : s == "interleaved" ? PipelineSchedule::kInterleaved
+                                      : PipelineSchedule::kDualPipe;
   } else if (p.vpp > 1) {
     p.schedule = PipelineSchedule::kInterleaved;
   }
@@ -345,6 +356,10 @@ void check_layout(const config::Node& par, const config::Node& tr, const ModelSp
   if (p.schedule != PipelineSchedule::kInterleaved && p.vpp > 1) {
     key("vpp").fail_with(fmt::format("vpp {} needs schedule: interleaved", p.vpp));
   }
+  if (p.schedule == PipelineSchedule::kDualPipe && (p.pp < 2 || p.pp % 2 != 0)) {
+    key("pp").fail_with(fmt::format(
+        "DualPipe needs an even pp >= 2 (it pairs rank s with rank pp - 1 - s); got pp {}", p.pp));
+  }
   const std::int64_t stages = static_cast<std::int64_t>(p.pp) * p.vpp;
   if (stages > m.layers) {
     key(p.vpp > 1 ? "vpp" : "pp")
@@ -360,6 +375,13 @@ void check_layout(const config::Node& par, const config::Node& tr, const ModelSp
                         t.global_batch, t.micro_batch, p.dp, per_step));
   }
   const std::int64_t m_count = t.global_batch / per_step;
+  if (p.schedule == PipelineSchedule::kDualPipe && (m_count % 2 != 0 || m_count < 2 * p.pp)) {
+    tr.at("global_batch")
+        .fail_with(fmt::format(
+            "DualPipe needs an even number of micro-batches, at least 2 x pp = {} (half enter at "
+            "each end of the pipeline); global_batch / (micro_batch x dp) = {}",
+            2 * p.pp, m_count));
+  }
   if (p.schedule == PipelineSchedule::kInterleaved && m_count % p.pp != 0) {
     tr.at("global_batch")
         .fail_with(fmt::format(
@@ -418,6 +440,39 @@ void validate_layout(const WorkloadSpec& spec, int world_size) {
         "{}: parallelism: tp x cp x dp x pp = {} x {} x {} x {} = {} ranks, but the topology has "
         "{} accelerators",
         spec.parallelism_location, p.tp, p.cp, p.dp, p.pp, p.world_size(), world_size));
+  }
+  const MoeShape& moe = spec.model.moe;
+  const bool grouped = moe.max_nodes_per_token > 0 || moe.dispatch == ExpertDispatch::kRelayed;
+  if (!spec.model.moe_enabled || p.ep == 1 || !grouped) return;
+  if (moe.dispatch == ExpertDispatch::kRelayed && moe.capacity_factor > 0) {
+    throw InputError(fmt::format(
+        "{}: model: moe.dispatch relayed needs dropless routing (capacity_factor 0), as "
+        "DeepSeek-V3 trains; got capacity_factor {}",
+        spec.parallelism_location, moe.capacity_factor));
+  }
+  if (!spec.rank_domains.empty() &&
+      spec.rank_domains.size() != static_cast<std::size_t>(world_size)) {
+    throw std::logic_error("validate_layout: one scale-up domain per rank");
+  }
+  const std::vector<int> domains =
+      expert_group_domains(RankMap(p), spec.rank_domains, spec.parallelism_location);
+  std::map<int, int> per_domain;
+  for (int d : domains)
+    ++per_domain[d];
+  for (const auto& [d, count] : per_domain) {
+    if (count != per_domain.begin()->second) {
+      throw InputError(fmt::format(
+          "{}: parallelism: ep {} puts {} expert ranks on one scale-up domain and {} on another; "
+          "moe.max_nodes_per_token and moe.dispatch relayed need the same number on each",
+          spec.parallelism_location, p.ep, per_domain.begin()->second, count));
+    }
+  }
+  const auto nodes = static_cast<std::int64_t>(per_domain.size());
+  if (moe.max_nodes_per_token > 0 && moe.max_nodes_per_token < nodes && nodes > 64) {
+    throw InputError(fmt::format(
+        "{}: model: moe.max_nodes_per_token {} over {} scale-up domains: the routing model "
+        "enumerates node choices over at most 64",
+        spec.parallelism_location, moe.max_nodes_per_token, nodes));
   }
 }
 

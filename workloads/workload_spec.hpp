@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/common/config.hpp"
 #include "sim/common/units.hpp"
@@ -23,7 +24,7 @@
 
 namespace stepsim::workloads {
 
-enum class PipelineSchedule : std::uint8_t { kGpipe, kOneFOneB, kInterleaved };
+enum class PipelineSchedule : std::uint8_t { kGpipe, kOneFOneB, kInterleaved, kDualPipe };
 enum class CpMode : std::uint8_t { kRing, kUlysses };
 enum class Recompute : std::uint8_t { kNone, kSelective, kFull };
 // The parallel dimensions of the rank order.
@@ -75,6 +76,10 @@ struct WorkloadSpec {
   TrainingConfig training;
   ComputeModel compute;
   std::string parallelism_location;  // "scenario.yaml:12:3", for messages of validate_layout
+  // The scale-up domain (NVLink node, supernode) of each rank, numbered from 0, from the topology
+  // (rank r runs on its accelerator r); empty: one domain for all. Node-limited routing and the
+  // relayed dispatch group experts by it.
+  std::vector<int> rank_domains;
 
   // Micro-batches per step on each data-parallel replica.
   std::int64_t micro_batches() const {

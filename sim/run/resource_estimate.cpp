@@ -44,9 +44,12 @@ ResourceEstimate estimate_resources(const workloads::WorkloadSpec& spec) {
   const std::int64_t p = spec.parallel.pp;
   // Small steps are cheap to simulate: no estimate (it would cost as much as the step).
   if (e.micro_batches <= 4 * p) return e;
-  const Probe one = probe(spec, p);
-  const Probe two = probe(spec, 2 * p);
-  const double extra = static_cast<double>(e.micro_batches - p) / static_cast<double>(p);
+  // The probes' micro-batches: p and 2p, or 2p and 4p under DualPipe (it needs at least 2p).
+  const std::int64_t base =
+      spec.parallel.schedule == workloads::PipelineSchedule::kDualPipe ? 2 * p : p;
+  const Probe one = probe(spec, base);
+  const Probe two = probe(spec, 2 * base);
+  const double extra = static_cast<double>(e.micro_batches - base) / static_cast<double>(base);
   const double operations = one.operations + extra * (two.operations - one.operations);
   const double program_bytes = one.program_bytes + extra * (two.program_bytes - one.program_bytes);
   e.operations = to_count(operations);

@@ -1,5 +1,7 @@
 #include "sim/scenario/scenario.hpp"
 
+#include <map>
+
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/nccl_tuner.hpp"
 #include "sim/common/input_error.hpp"
@@ -82,6 +84,21 @@ Scenario load_scenario(config::Document document, const std::string& default_nam
   collectives::NetworkOptions network =
       parse_network_options(network_node ? &*network_node : nullptr);
   topology::Topology topology = topology::load_topology(topology_node);
+  // Each rank's scale-up domain, for node-limited routing and the relayed expert dispatch.
+  {
+    std::map<std::uint32_t, int> number;
+    bool grouped = true;
+    for (topology::NodeId a : topology.accelerators()) {
+      const auto g = topology.group_of(a, topology::GroupKind::kScaleUp);
+      if (!g) {
+        grouped = false;
+        break;
+      }
+      workload.rank_domains.push_back(
+          number.emplace(*g, static_cast<int>(number.size())).first->second);
+    }
+    if (!grouped) workload.rank_domains.clear();
+  }
   workloads::validate_layout(workload, static_cast<int>(topology.accelerators().size()));
   std::string topology_spec =
       topology_node.is_scalar() ? topology_node.as_string() : topology.name();

@@ -172,6 +172,21 @@ TEST(ResourceGuard, EstimateGrowsLinearlyAndBoundsTheSteps) {
   EXPECT_GE(e.memory.count(), static_cast<std::int64_t>(w.memory_bytes()));
 }
 
+TEST(ResourceGuard, DualPipeEstimateIsExactToo) {
+  // DualPipe needs at least 2p micro-batches: the estimate extrapolates from 2p and 4p, and is
+  // again the real operation count (operations grow linearly with the micro-batches).
+  const std::string scenario = std::string(STEPSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
+  const Scenario s = load_scenario(scenario, {"training.global_batch=64", "parallelism.pp=2",
+                                              "parallelism.dp=1", "parallelism.schedule=dualpipe"});
+  const ResourceEstimate e = estimate_resources(s.workload);
+  ASSERT_TRUE(e.extrapolated);
+  const workloads::Workload w(s.workload);
+  std::uint64_t operations = 0;
+  for (int rank = 0; rank < w.world_size(); ++rank)
+    operations += w.program(rank).ops.size();
+  EXPECT_EQ(e.operations, operations);
+}
+
 TEST(ResourceGuard, AnAllToAllOverTensOfThousandsOfRanksIsRefused) {
   // 32,768 ranks: 1.07e9 transfers at 1,100 bytes each, far beyond any machine's memory.
   const Result r = run(

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/common/config.hpp"
+#include "sim/engine/flow_network.hpp"
 #include "topology/load_topology.hpp"
 #include "workloads/workload.hpp"
 
@@ -60,6 +61,12 @@ std::unique_ptr<Run> simulate(const std::string& text, ExecutorOptions options) 
   auto doc = config::Document::parse(text, "test.yaml");
   auto topo = topology::load_topology(doc.root().at("topology"));
   auto spec = workloads::parse_workload(doc.root());
+  // Each rank's scale-up domain, as load_scenario gives it (node-limited routing, relayed
+  // dispatch).
+  for (const topology::NodeId a : topo.accelerators()) {
+    const auto g = topo.group_of(a, topology::GroupKind::kScaleUp);
+    spec.rank_domains.push_back(g ? static_cast<int>(*g) : 0);
+  }
   workloads::validate_layout(spec, static_cast<int>(topo.accelerators().size()));
   auto run =
       std::make_unique<Run>(Run{std::move(doc), std::move(topo), workloads::Workload(spec), {}});
@@ -172,6 +179,117 @@ TEST(Executor, InterleavedTransfersCrossEveryVirtualStageBoundaryOnTheCriticalPa
       << "not computing " << format_time(not_computing) << ", expected " << format_time(expected);
   const auto pp = static_cast<std::size_t>(workloads::ParallelDim::kPp);
   EXPECT_GT(r.exposed[pp], Time::zero());
+}
+
+// Only GEMMs cost anything (norms, attention core, embedding and head free): see the table.
+const std::string kGemmsOnly =
+    "model: {layers: 8, hidden: 1024, heads: 8, ffn: 4096, vocab: 64, gated_mlp: false}\n"
+    "compute: {device: h100, launch_overhead: 0us, kernel_times: " STEPSIM_SOURCE_DIR
+    "/tests/inputs/kernels/dualpipe_equal.yaml}\n";
+
+// Compute time of the operations of (micro-batch, chunk) in `phase` on `stage`, split into the
+// runs they form in program order: a backward that defers its weights is two runs, its
+// input-gradient pass and, later, its weight pass.
+std::vector<Time> runs_of(const workloads::Workload& w, int stage, int micro_batch, int chunk,
+                          Phase phase) {
+  std::vector<Time> runs;
+  bool in_run = false;
+  for (const auto& op : w.stage_program(stage).ops) {
+    const bool mine = op.micro_batch == micro_batch && op.chunk == chunk && op.phase == phase;
+    if (op.kind != OpKind::kCompute) continue;
+    if (mine && !in_run) runs.emplace_back();
+    if (mine) runs.back() += op.duration;
+    in_run = mine;
+  }
+  return runs;
+}
+
+TEST(Executor, DualPipeBubbleFollowsDeepSeekV3Formula) {
+  // DualPipe (arXiv 2412.19437 table 2): bubble (PP/2 - 1)(F&B + B - 3W), F a forward chunk, B a
+  // full backward chunk, W its weight half, F&B an overlapped forward and backward (F + B here:
+  // free transfers leave nothing to overlap). Rank 0's bubble, p = 4 stages, m = 8 micro-batches
+  // of 2 layers each; F, B, W from rank 1's program (every stage does the same work): micro-batch
+  // 0 runs a full backward there, micro-batch 7 (chunk 1) defers its weights to a later step. Only
+  // GEMMs cost time, so the input-gradient half equals F (stepsim splits a GEMM's backward into two
+  // forwards' worth); the schedule's bubble is (PP/2 - 1)(2F + B - 2W) in general, the report's
+  // formula when F = B - W.
+  const int p = 4, m = 8;
+  const auto run = simulate(
+      scenario_text(
+          p, "1000TB/s",
+          kGemmsOnly +
+              fmt::format("parallelism: {{pp: {}, schedule: dualpipe}}\n"
+                          "training: {{seq_len: 1024, micro_batch: 1, global_batch: {}}}\n",
+                          p, m)),
+      ideal_options({0}));
+  const auto f = runs_of(run->workload, 1, 0, 0, Phase::kForward);
+  const auto b = runs_of(run->workload, 1, 0, 0, Phase::kBackward);
+  const auto split = runs_of(run->workload, 1, 7, 1, Phase::kBackward);
+  ASSERT_EQ(f.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  ASSERT_EQ(split.size(), 2u);
+  const Time F = f[0], B = b[0], W = split[1];
+  // The two halves make the full backward, and the input half costs a forward (each operation's
+  // time is rounded to the picosecond).
+  EXPECT_NEAR(static_cast<double>((split[0] + split[1] - B).picoseconds()), 0.0, 20.0);
+  EXPECT_NEAR(static_cast<double>((split[0] - F).picoseconds()), 0.0, 20.0);
+  const Time expected = (F + B + B - W * 3) * (p / 2 - 1);
+  const RankBreakdown& r = run->result.breakdowns.at(0);
+  const Time not_computing = r.total() - r.compute;
+  EXPECT_NEAR(ratio(not_computing, expected), 1.0, 1e-3)
+      << "not computing " << format_time(not_computing) << ", expected " << format_time(expected)
+      << " (F " << format_time(F) << ", B " << format_time(B) << ", W " << format_time(W) << ")";
+  // Against 1F1B on the same stages: (p - 1)(F + B).
+  EXPECT_LT(not_computing, (F + B) * (p - 1));
+}
+
+// Bytes the step put on InfiniBand: the links from a NIC into the fabric.
+double infiniband_bytes(const Run& run, const Executor& executor) {
+  const topology::Topology& t = run.topology;
+  double bytes = 0;
+  for (std::uint32_t l = 0; l < t.num_links(); ++l) {
+    const topology::LinkInfo& link = t.link(topology::LinkIndex{l});
+    if (t.kind(link.source) == topology::NodeKind::kNic &&
+        t.kind(link.target) == topology::NodeKind::kSwitch)
+      bytes += executor.network().link_statistics(engine::LinkId{l}).bytes_carried;
+  }
+  return bytes;
+}
+
+TEST(Executor, RelayedDispatchCrossesInfinibandOncePerReachedNode) {
+  // Two 8-GPU nodes, ep 16 = dp 16, one MoE layer of 16 experts (one per rank), top-2, uniform
+  // routing, one micro-batch of T = 1024 tokens of h = 1024 BF16 values (b = 2 KiB) per rank. The
+  // direct dispatch sends each token's 2 copies to their experts, half of them on the other node:
+  // T b over InfiniBand per rank and all-to-all. The relayed dispatch with at most M = 1 node per
+  // token sends a token across only when its node is the other one, probability 1/2: T b / 2.
+  // Four expert all-to-alls per step (dispatch and combine, forward and backward), 16 ranks: the
+  // relayed step puts 4 x 16 x T b / 2 = 64 MiB less on InfiniBand; everything else is equal.
+  const std::string rest =
+      "model: {{layers: 2, hidden: 1024, heads: 8, ffn: 4096, vocab: 64, gated_mlp: false,\n"
+      "        moe: {{experts: 16, top_k: 2, expert_ffn: 1024, dense_layers: 1{}}}}}\n"
+      "compute: {{device: h100, launch_overhead: 0us}}\n"
+      "parallelism: {{dp: 16, ep: 16}}\n"
+      "training: {{seq_len: 1024, micro_batch: 1, global_batch: 16}}\n";
+  const std::string topology =
+      "topology: {preset: cluster, params: {machine: dgx-h100, nodes: 2}}\n";
+  double ib[2];
+  for (int relayed = 0; relayed < 2; ++relayed) {
+    const std::string moe = relayed ? ", max_nodes_per_token: 1, dispatch: relayed" : "";
+    auto doc = config::Document::parse(topology + fmt::format(fmt::runtime(rest), moe), "t.yaml");
+    auto topo = topology::load_topology(doc.root().at("topology"));
+    auto spec = workloads::parse_workload(doc.root());
+    for (const topology::NodeId a : topo.accelerators())
+      spec.rank_domains.push_back(
+          static_cast<int>(*topo.group_of(a, topology::GroupKind::kScaleUp)));
+    workloads::validate_layout(spec, 16);
+    executor::Run run{std::move(doc), std::move(topo), workloads::Workload(spec), {}};
+    Executor executor(run.workload, run.topology, ideal_options({0}));
+    run.result = executor.run();
+    ib[relayed] = infiniband_bytes(run, executor);
+  }
+  const double tb = 1024.0 * 1024 * 2;
+  EXPECT_NEAR(ib[0] - ib[1], 4 * 16 * tb / 2, 1e-6 * ib[0])
+      << "direct " << ib[0] << " bytes, relayed " << ib[1];
 }
 
 TEST(Executor, InterleavedSteadyStateHidesTransfersShorterThanAChunk) {

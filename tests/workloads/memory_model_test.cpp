@@ -79,5 +79,21 @@ TEST(MemoryModel, RankParametersAddUpToTheModel) {
   EXPECT_DOUBLE_EQ(2 * (sum - replicated) + replicated, c.total);
 }
 
+TEST(MemoryModel, DualPipeHoldsTwoStagesPerRank) {
+  // DualPipe, p = 4: rank s holds stages s and 3 - s, two copies of the model over the pipeline
+  // (Llama 3 8B does not tie its embeddings: each parameter is on one stage of each copy).
+  const std::string tr = "{seq_len: 1024, global_batch: 8}";
+  const auto one_f_one_b = workload_of("llama3-8b", "{pp: 4}", tr);
+  const auto dualpipe = workload_of("llama3-8b", "{pp: 4, schedule: dualpipe}", tr);
+  double total = 0;
+  for (int s = 0; s < 4; ++s) {
+    EXPECT_DOUBLE_EQ(
+        rank_parameters(dualpipe, s).total(),
+        rank_parameters(one_f_one_b, s).total() + rank_parameters(one_f_one_b, 3 - s).total());
+    total += rank_parameters(dualpipe, s).total();
+  }
+  EXPECT_DOUBLE_EQ(total, 2 * count_parameters(dualpipe.model).total);
+}
+
 }  // namespace
 }  // namespace stepsim::workloads

@@ -137,6 +137,16 @@ TEST(ParseWorkload, ImpossibleLayoutsAreRejectedWithTheReason) {
        "Ulysses cp 2 must divide the heads per tensor-parallel rank (4 query, 1 key/value"},
       {"model: llama3-8b\nparallelism: {pp: 2, vpp: 2, schedule: 1f1b}\n" + kTraining + kCompute,
        "vpp 2 needs schedule: interleaved"},
+      {"model: llama3-8b\nparallelism: {pp: 3, schedule: dualpipe}\n" + kTraining + kCompute,
+       "DualPipe needs an even pp >= 2"},
+      {"model: llama3-8b\nparallelism: {pp: 4, schedule: dualpipe}\ntraining: {seq_len: 4096, "
+       "global_batch: 6}\n" +
+           kCompute,
+       "DualPipe needs an even number of micro-batches, at least 2 x pp = 8"},
+      {"model: {preset: mixtral-8x7b, moe: {experts: 8, top_k: 2, expert_ffn: 100, dispatch: "
+       "nvlink}}\nparallelism: {}\n" +
+           kTraining + kCompute,
+       "expected one of direct, relayed"},
       {"model: llama3-8b\nparallelism: {order: tp-cp-dp-pp}\n" + kTraining + kCompute,
        "the five dimensions tp, cp, ep, dp, pp"},
       {"model: llama3-8b\nparallelism: {order: tp-cp-ep-dp-dp}\n" + kTraining + kCompute,
