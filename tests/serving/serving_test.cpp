@@ -1,0 +1,198 @@
+// `stepsim serve` (docs/serving.md): a decode step of a dense model at batch 1 is memory-bound
+// and sits at its roofline (weights and KV cache over the HBM bandwidth, plus the tensor-parallel
+// collectives timed by the same collective model); the TPOT search brackets its answer; bad
+// serving sections exit 2 with a message naming the key and the value.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/cli/cli.hpp"
+#include "sim/executor/executor.hpp"
+#include "sim/run/serve.hpp"
+#include "sim/scenario/serving_scenario.hpp"
+#include "workloads/model.hpp"
+#include "workloads/op_graph_builder.hpp"
+#include "workloads/workload.hpp"
+
+namespace stepsim {
+namespace {
+
+using workloads::ServingPhase;
+
+const std::string kExample =
+    std::string(STEPSIM_SOURCE_DIR) + "/examples/llama3-70b-decode-h100.yaml";
+
+ServingScenario load_example(const std::vector<std::string>& overrides = {}) {
+  return load_serving_scenario(kExample, overrides);
+}
+
+// The step time of `count` back-to-back AllReduces of `bytes` on every tensor-parallel group of
+// the decode pool: the collectives of a decode step alone, on the same executor and network.
+Time tp_all_reduces(const ServingScenario& s, int count, std::int64_t bytes) {
+  workloads::WorkloadSpec spec = workloads::serving_workload(s.serving, ServingPhase::kDecode, 1);
+  workloads::OpGraphBuilder graph;
+  workloads::OpIndex previous = workloads::kNoOp;
+  for (int i = 0; i < count; ++i) {
+    previous = graph.add_collective(
+        {workloads::OpName::kTpAllReduce, workloads::Phase::kForward, workloads::kNoLayer},
+        CollectiveKind::kAllReduce, workloads::Communicator::kTensor, workloads::ParallelDim::kTp,
+        bytes, {previous});
+  }
+  std::vector<workloads::Program> programs;
+  programs.push_back(graph.take_program());
+  const workloads::Workload workload(std::move(spec), std::move(programs));
+  executor::ExecutorOptions options;
+  options.network = s.network;
+  executor::Executor executor(workload, s.topology, options);
+  return executor.run().step_time;
+}
+
+// Llama 3 70B, TP8 on one DGX H100, batch 1, context 4096, BF16, no launch overhead: the step
+// reads each rank's weights (all but the input embedding, of which one row is looked up) and
+// its KV cache once, at the H100's 3.35 TB/s x the serving HBM efficiency, and runs 2 AllReduces
+// of one token's hidden state (8192 x 2 bytes) per layer plus one after the vocabulary-parallel
+// embedding. The simulated step must be within 5% of that sum.
+TEST(ServeDecode, BatchOneSitsAtTheMemoryRoofline) {
+  const ServingScenario s = load_example({"compute.launch_overhead=0us"});
+  const PassReport decode = simulate_pass(s, ServingPhase::kDecode, 1);
+  const workloads::ModelSpec& m = s.serving.model;
+  const workloads::ParameterCount c = workloads::count_parameters(m);
+  const double tp = 8;
+  const double replicated = static_cast<double>(m.layers) * c.norms + c.final_norm;
+  const double weight_bytes = ((c.total - c.embedding - replicated) / tp + replicated) * 2.0;
+  // Keys and values of 1 KV head per rank (8 heads / tp 8), head size 128, BF16, 80 layers.
+  const double kv_bytes = 4096.0 * 80 * 2 * 128 * 2;
+  const double bandwidth = 3.35e12 * workloads::kDefaultServingHbmEfficiency;
+  const Time collectives = tp_all_reduces(s, 2 * 80 + 1, 8192 * 2);
+  const double roofline = (weight_bytes + kv_bytes) / bandwidth + collectives.seconds();
+  EXPECT_NEAR(decode.time.seconds(), roofline, 0.05 * roofline)
+      << "weights " << weight_bytes << " B, KV " << kv_bytes << " B, collectives "
+      << format_time(collectives);
+  // Weights are about 17.6 GB per rank: the step is at least their read time.
+  EXPECT_GT(weight_bytes, 17e9);
+  EXPECT_LT(weight_bytes, 18e9);
+  // The collectives are what rank 0 waits for besides its kernels.
+  const auto tp_dim = static_cast<std::size_t>(workloads::ParallelDim::kTp);
+  EXPECT_NEAR(decode.breakdown.exposed[tp_dim].seconds(), collectives.seconds(),
+              0.05 * collectives.seconds());
+}
+
+// Memory-bound by the weights: a second sequence adds only its KV cache and activations (0.17 GB
+// against 17.6 GB of weights), so the step grows by less than 3%.
+TEST(ServeDecode, SecondSequenceCostsOnlyItsCache) {
+  const ServingScenario s = load_example({"compute.launch_overhead=0us"});
+  const Time one = simulate_pass(s, ServingPhase::kDecode, 1).time;
+  const Time two = simulate_pass(s, ServingPhase::kDecode, 2).time;
+  EXPECT_GT(two, one);
+  EXPECT_LT(two.seconds(), 1.03 * one.seconds());
+}
+
+// The KV cache per accelerator is batch x context x layers x 2 x (KV heads / tp) x head size x
+// 2 bytes, and the largest batch that fits is the largest whose total stays within 80 GB.
+TEST(ServeMemory, KvCacheAndLargestBatch) {
+  const ServingScenario s = load_example();
+  const auto m = workloads::serving_memory(s.serving, ServingPhase::kDecode, 10);
+  EXPECT_EQ(m.kv_cache.count(), 10LL * 4096 * 80 * 2 * 1 * 128 * 2);
+  EXPECT_EQ(m.capacity.count(), 80'000'000'000LL);
+  const auto at_max = workloads::serving_memory(s.serving, ServingPhase::kDecode, m.max_batch);
+  const auto past = workloads::serving_memory(s.serving, ServingPhase::kDecode, m.max_batch + 1);
+  EXPECT_LE(at_max.total(), at_max.capacity);
+  EXPECT_GT(past.total(), past.capacity);
+  EXPECT_GT(m.max_batch, 300);  // about 62 GB free over about 0.17 GB per sequence
+  EXPECT_LT(m.max_batch, 400);
+}
+
+// The search returns a batch whose TPOT meets the limit and whose next batch does not; both are
+// simulated again independently and give the same times.
+TEST(ServeSearch, LargestBatchMeetsTheLimitAndTheNextDoesNot) {
+  const ServingScenario s = load_example();
+  const Time limit = simulate_pass(s, ServingPhase::kDecode, 1).time * 2;
+  const TpotSearch search = search_tpot(s, limit);
+  ASSERT_TRUE(search.best.has_value());
+  ASSERT_TRUE(search.next.has_value());
+  EXPECT_GT(search.best->batch, 1);
+  EXPECT_EQ(search.next->batch, search.best->batch + 1);
+  const Time best = simulate_pass(s, ServingPhase::kDecode, search.best->batch).time;
+  const Time next = simulate_pass(s, ServingPhase::kDecode, search.next->batch).time;
+  EXPECT_EQ(best, search.best->time);
+  EXPECT_EQ(next, search.next->time);
+  EXPECT_LE(best, limit);
+  EXPECT_GT(next, limit);
+  // Bisection: about log2(largest batch that fits) + 2 steps, not one per batch.
+  EXPECT_LE(search.simulated, 12);
+}
+
+TEST(ServeSearch, LimitBelowBatchOneFindsNone) {
+  const ServingScenario s = load_example();
+  const TpotSearch search = search_tpot(s, Time::us(100));
+  EXPECT_FALSE(search.best.has_value());
+  ASSERT_TRUE(search.next.has_value());
+  EXPECT_EQ(search.next->batch, 1);
+}
+
+TEST(ServeCommand, PrintsTtftTpotAndWritesTheReport) {
+  const auto report = std::filesystem::temp_directory_path() / "stepsim_serve_test_report.json";
+  std::ostringstream out, err;
+  const int code =
+      cli::run({"serve", kExample, "--report", report.string(), "--tpot", "50ms"}, out, err);
+  ASSERT_EQ(code, 0) << err.str();
+  for (const char* part : {"time to first token (TTFT)", "time per output token (TPOT)",
+                           "largest batch that fits", "TPOT limit 50"}) {
+    EXPECT_NE(out.str().find(part), std::string::npos) << part << "\n" << out.str();
+  }
+  std::ifstream in(report);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("\"tpot_s\""), std::string::npos);
+  EXPECT_NE(text.str().find("\"ttft_s\""), std::string::npos);
+  std::filesystem::remove(report);
+}
+
+struct BadServing {
+  std::string name;
+  std::vector<std::string> args;
+  std::vector<std::string> gist;  // each must appear in stderr
+};
+
+class BadServingTest : public ::testing::TestWithParam<BadServing> {};
+
+TEST_P(BadServingTest, ExitsWithTwoAndNamesTheKey) {
+  const BadServing& c = GetParam();
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::run(c.args, out, err), 2) << err.str();
+  for (const auto& part : c.gist)
+    EXPECT_NE(err.str().find(part), std::string::npos) << part << " in:\n" << err.str();
+}
+
+std::vector<BadServing> bad_cases() {
+  auto serve = [](std::string override) {
+    return std::vector<std::string>{"serve", kExample, "-o", std::move(override)};
+  };
+  const std::string quickstart = std::string(STEPSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
+  return {
+      {"tp_not_dividing_heads", serve("serving.decode.tp=3"), {"serving.decode.tp", "tp 3"}},
+      {"ep_on_dense", serve("serving.decode.ep=2"), {"serving.decode.ep", "dense"}},
+      {"context_zero", serve("serving.decode.context=0"), {"serving.decode.context", "'0'"}},
+      {"batch_text", serve("serving.decode.batch=many"), {"serving.decode.batch", "'many'"}},
+      {"unknown_key", serve("serving.decode.batchsize=4"), {"batchsize"}},
+      {"kv_dtype", serve("serving.kv_cache_dtype=int3"), {"serving.kv_cache_dtype", "int3"}},
+      {"too_many_accelerators",
+       serve("serving.prefill.accelerators=16"),
+       {"serving.prefill.accelerators", "16 accelerators", "has 8"}},
+      {"hbm_efficiency", serve("serving.hbm_efficiency=1.5"), {"serving.hbm_efficiency", "1.5"}},
+      {"tpot_text", {"serve", kExample, "--tpot", "soon"}, {"--tpot 'soon'"}},
+      {"tpot_zero", {"serve", kExample, "--tpot", "0ms"}, {"--tpot '0ms'"}},
+      {"training_scenario", {"serve", quickstart}, {"stepsim run"}},
+      {"serving_scenario_run", {"run", kExample}, {"serving", "stepsim serve"}},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Serving, BadServingTest, ::testing::ValuesIn(bad_cases()),
+                         [](const auto& param_info) { return param_info.param.name; });
+
+}  // namespace
+}  // namespace stepsim
