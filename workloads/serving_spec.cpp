@@ -24,6 +24,12 @@ double to_double(std::int64_t v) {
   return static_cast<double>(v);
 }
 
+// Bytes of one stored element in serving: FP8 weights and caches are 1 byte (training's
+// element_bytes counts FP8 as 2, its activations and master weights being BF16).
+std::int64_t stored_bytes(Precision p) {
+  return p == Precision::kFp8 ? 1 : element_bytes(p);
+}
+
 Precision read_precision(const config::Node& n) {
   const std::string s = n.as_choice({"bf16", "fp16", "fp8"});
   return s == "bf16" ? Precision::kBf16 : s == "fp16" ? Precision::kFp16 : Precision::kFp8;
@@ -93,7 +99,7 @@ MicroBatchShape pass_shape(const ServingSpec& spec, ServingPhase phase, std::int
   shape.routed_tokens = shape.sharded_tokens * (spec.model.moe_enabled ? spec.model.moe.top_k : 0);
   shape.tp = pool.tp;
   shape.ep = pool.ep;
-  shape.element_bytes = element_bytes(spec.precision);
+  shape.element_bytes = stored_bytes(spec.precision);
   return shape;
 }
 
@@ -149,7 +155,7 @@ void resolve_serving_pools(ServingSpec& spec, int topology_accelerators) {
 
 double kv_bytes_per_token_layer(const ServingSpec& spec, int tp) {
   const ModelSpec& m = spec.model;
-  const double e = to_double(element_bytes(spec.kv_cache));
+  const double e = to_double(stored_bytes(spec.kv_cache));
   if (m.mla_enabled) return to_double(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * e;
   const std::int64_t heads = std::max<std::int64_t>(1, m.kv_heads / tp);
   return 2.0 * to_double(heads * m.head_dim) * e;
@@ -186,7 +192,7 @@ ForwardPass serving_forward_pass(const ServingSpec& spec, ServingPhase phase, st
 ServingMemory serving_memory(const ServingSpec& spec, ServingPhase phase, std::int64_t batch) {
   const ServingPool& pool = spec.pool(phase);
   const ModelSpec& m = spec.model;
-  const std::int64_t e = element_bytes(spec.precision);
+  const std::int64_t e = stored_bytes(spec.precision);
   ServingMemory memory;
   memory.capacity = spec.compute.device.hbm_capacity;
   const RankParameters params = rank_parameters(serving_workload(spec, phase, 1), 0);

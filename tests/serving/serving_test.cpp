@@ -30,17 +30,17 @@ ServingScenario load_example(const std::vector<std::string>& overrides = {}) {
   return load_serving_scenario(kExample, overrides);
 }
 
-// The step time of `count` back-to-back AllReduces of `bytes` on every tensor-parallel group of
-// the decode pool: the collectives of a decode step alone, on the same executor and network.
-Time tp_all_reduces(const ServingScenario& s, int count, std::int64_t bytes) {
+// The time of `count` back-to-back collectives of `bytes` on every `group` of the decode pool
+// at batch 1: a decode step's collectives alone, on the same executor and network.
+Time collectives_alone(const ServingScenario& s, CollectiveKind kind, workloads::Communicator group,
+                       workloads::ParallelDim dim, int count, std::int64_t bytes) {
   workloads::WorkloadSpec spec = workloads::serving_workload(s.serving, ServingPhase::kDecode, 1);
   workloads::OpGraphBuilder graph;
   workloads::OpIndex previous = workloads::kNoOp;
   for (int i = 0; i < count; ++i) {
     previous = graph.add_collective(
-        {workloads::OpName::kTpAllReduce, workloads::Phase::kForward, workloads::kNoLayer},
-        CollectiveKind::kAllReduce, workloads::Communicator::kTensor, workloads::ParallelDim::kTp,
-        bytes, {previous});
+        {workloads::OpName::kTpAllReduce, workloads::Phase::kForward, workloads::kNoLayer}, kind,
+        group, dim, bytes, {previous});
   }
   std::vector<workloads::Program> programs;
   programs.push_back(graph.take_program());
@@ -49,6 +49,11 @@ Time tp_all_reduces(const ServingScenario& s, int count, std::int64_t bytes) {
   options.network = s.network;
   executor::Executor executor(workload, s.topology, options);
   return executor.run().step_time;
+}
+
+Time tp_all_reduces(const ServingScenario& s, int count, std::int64_t bytes) {
+  return collectives_alone(s, CollectiveKind::kAllReduce, workloads::Communicator::kTensor,
+                           workloads::ParallelDim::kTp, count, bytes);
 }
 
 // Llama 3 70B, TP8 on one DGX H100, batch 1, context 4096, BF16, no launch overhead: the step
@@ -150,6 +155,51 @@ TEST(ServeCommand, PrintsTtftTpotAndWritesTheReport) {
   EXPECT_NE(text.str().find("\"tpot_s\""), std::string::npos);
   EXPECT_NE(text.str().find("\"ttft_s\""), std::string::npos);
   std::filesystem::remove(report);
+}
+
+// DeepSeek-V3's shapes (8 layers: 3 dense, 5 MoE) decoding with 32-way expert parallelism over
+// 4 DGX H100 nodes (400 Gb/s per GPU between nodes), FP8: at batch B each rank dispatches
+// B tokens x top-8 x 7168 bytes, B x 1.8 KB per peer, and combines as much back. With a time
+// T = L + S/B, doubling the bytes S changes T by the share 1 - L/T: the all-to-alls are
+// latency-bound (L/T > 1/2) when that change is less than the latency share L/T.
+const char* const kMoeDecode = R"(
+name: moe-decode
+topology: cluster:nodes=4
+model: {preset: deepseek-v3, layers: 8}
+compute: {device: h100}
+serving:
+  precision: fp8
+  decode: {tp: 1, ep: 32, batch: 1, context: 4096}
+)";
+
+// The relative change of the time of a decode step's dispatch all-to-all (the bytes its
+// forward pass gives it at `batch`) when its bytes double.
+double all_to_all_growth(const ServingScenario& s, std::int64_t batch) {
+  const auto pass = workloads::serving_forward_pass(s.serving, ServingPhase::kDecode, batch);
+  const std::int64_t bytes =
+      pass.shape.routed_tokens * s.serving.model.hidden * pass.shape.element_bytes;
+  EXPECT_EQ(bytes, batch * 8 * 7168);
+  auto time = [&](std::int64_t b) {
+    return collectives_alone(s, CollectiveKind::kAllToAll, workloads::Communicator::kExpert,
+                             workloads::ParallelDim::kEp, 1, b);
+  };
+  const Time one = time(bytes);
+  const Time two = time(2 * bytes);
+  EXPECT_GT(one, Time::zero());
+  EXPECT_GE(two, one);
+  return (two - one).seconds() / one.seconds();
+}
+
+TEST(ServeDecode, ExpertAllToAllsOfKilobytesAreLatencyBound) {
+  const ServingScenario s =
+      load_serving_scenario(config::Document::parse(kMoeDecode, "moe-decode.yaml"), "moe", {});
+  // Batch 1 -> 2: 1.8 KB -> 3.6 KB per peer.
+  const double small = all_to_all_growth(s, 1);
+  EXPECT_LT(small, 1.0 - small);
+  // Batch 16 -> 32: 29 KB -> 57 KB per peer, 1.8 MB per rank at batch 32, 3/4 of it (24 of 32
+  // peers on other nodes) over a 50 GB/s NIC, 28 us, against microseconds of latency.
+  const double large = all_to_all_growth(s, 16);
+  EXPECT_GT(large, 1.0 - large);
 }
 
 struct BadServing {
