@@ -56,6 +56,55 @@ Time tp_all_reduces(const ServingScenario& s, int count, std::int64_t bytes) {
                            workloads::ParallelDim::kTp, count, bytes);
 }
 
+// The decode program is the training forward of one micro-batch without the loss: per layer 7
+// kernels (2 norms, QKV, attention, output, MLP up and down) and 2 AllReduces, plus the embedding
+// and its AllReduce, the final norm and the logits: 563 kernels and 161 AllReduces for 80 layers.
+// Each attention core reads B x 4096 tokens x 512 bytes of KV cache (1 KV head of 128, keys and
+// values, BF16) beside its Q, K, V and output: B x (8192 + 1024 + 2 x 8192) / 8 x 2 bytes.
+TEST(ServeProgram, DecodeIsTheForwardWithKvCacheReads) {
+  const ServingScenario s = load_example();
+  const std::int64_t batch = 4;
+  const auto spec = workloads::serving_workload(s.serving, ServingPhase::kDecode, batch);
+  const workloads::Program program = workloads::generate_forward_program(
+      spec, workloads::serving_forward_pass(s.serving, ServingPhase::kDecode, batch));
+  int kernels = 0;
+  int all_reduces = 0;
+  int attention = 0;
+  for (const workloads::Op& op : program.ops) {
+    EXPECT_NE(op.name, workloads::OpName::kLoss);
+    EXPECT_EQ(op.phase, workloads::Phase::kForward);
+    if (op.kind == workloads::OpKind::kCompute) ++kernels;
+    if (op.kind == workloads::OpKind::kCollective) {
+      EXPECT_EQ(op.collective, CollectiveKind::kAllReduce);
+      EXPECT_EQ(op.bytes, batch * 8192 * 2);
+      ++all_reduces;
+    }
+    if (op.name == workloads::OpName::kAttentionCore) {
+      EXPECT_EQ(op.bytes, batch * (8192 + 1024 + 2 * 8192) / 8 * 2 + batch * 4096 * 512);
+      ++attention;
+    }
+  }
+  EXPECT_EQ(kernels, 563);
+  EXPECT_EQ(all_reduces, 161);
+  EXPECT_EQ(attention, 80);
+}
+
+// A prefill pass computes the logits of the last token of each prompt only: batch x 2 x hidden x
+// vocabulary / tp FLOPs, not x prompt.
+TEST(ServeProgram, PrefillProjectsOnlyTheLastToken) {
+  const ServingScenario s = load_example();
+  const auto spec = workloads::serving_workload(s.serving, ServingPhase::kPrefill, 2);
+  const workloads::Program program = workloads::generate_forward_program(
+      spec, workloads::serving_forward_pass(s.serving, ServingPhase::kPrefill, 2));
+  int logits = 0;
+  for (const workloads::Op& op : program.ops) {
+    if (op.name != workloads::OpName::kLogits) continue;
+    EXPECT_DOUBLE_EQ(op.flops, 2.0 * 2 * 8192 * 128256 / 8);
+    ++logits;
+  }
+  EXPECT_EQ(logits, 1);
+}
+
 // Llama 3 70B, TP8 on one DGX H100, batch 1, context 4096, BF16, no launch overhead: the step
 // reads each rank's weights (all but the input embedding, of which one row is looked up) and
 // its KV cache once, at the H100's 3.35 TB/s x the serving HBM efficiency, and runs 2 AllReduces
@@ -129,6 +178,17 @@ TEST(ServeSearch, LargestBatchMeetsTheLimitAndTheNextDoesNot) {
   EXPECT_GT(next, limit);
   // Bisection: about log2(largest batch that fits) + 2 steps, not one per batch.
   EXPECT_LE(search.simulated, 12);
+}
+
+// Under a loose limit memory decides: the answer is the largest batch that fits, with no next.
+TEST(ServeSearch, LooseLimitStopsAtTheLargestBatchThatFits) {
+  const ServingScenario s = load_example();
+  const TpotSearch search = search_tpot(s, Time::ms(1000));
+  ASSERT_TRUE(search.best.has_value());
+  EXPECT_FALSE(search.next.has_value());
+  EXPECT_EQ(search.best->batch,
+            workloads::serving_memory(s.serving, ServingPhase::kDecode, 1).max_batch);
+  EXPECT_EQ(search.simulated, 2);
 }
 
 TEST(ServeSearch, LimitBelowBatchOneFindsNone) {
