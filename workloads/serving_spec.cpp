@@ -37,8 +37,7 @@ Precision read_precision(const config::Node& n) {
 
 // The checks of training's check_layout that a single-stage forward pass needs, each naming the
 // pool's key.
-void check_pool(const config::Node& n, const ModelSpec& m, const ServingPool& p,
-                ServingPhase phase) {
+void check_pool(const config::Node& n, const ModelSpec& m, const ServingPool& p) {
   auto key = [&](const char* k) { return n.find(k).value_or(n); };
   if (m.heads % p.tp != 0) {
     key("tp").fail_with(
@@ -62,15 +61,6 @@ void check_pool(const config::Node& n, const ModelSpec& m, const ServingPool& p,
     key("ep").fail_with(
         fmt::format("ep {} must divide the {} experts of {}", p.ep, m.moe.experts, m.name));
   }
-  // With experts and tp > 1 the tokens are split over the tensor-parallel ranks around the MoE
-  // layers (sequence parallelism), as in training.
-  const std::int64_t tokens = phase == ServingPhase::kDecode ? p.batch : p.batch * p.tokens;
-  if (m.moe_enabled && p.tp > 1 && tokens % p.tp != 0) {
-    key("batch").fail_with(fmt::format(
-        "a MoE model with tp {} splits the {} tokens of a pass over the tensor-parallel ranks: "
-        "they must be a multiple of tp",
-        p.tp, tokens));
-  }
 }
 
 ServingPool read_pool(const config::Node& n, const ModelSpec& model, ServingPhase phase) {
@@ -83,7 +73,7 @@ ServingPool read_pool(const config::Node& n, const ModelSpec& model, ServingPhas
   if (auto v = n.find("ep")) p.ep = static_cast<int>(v->as_int(1, 1 << 20));
   if (auto v = n.find("batch")) p.batch = v->as_int(1, kMaxBatch);
   p.tokens = n.at(length_key).as_int(1, kMaxTokens);
-  check_pool(n, model, p, phase);
+  check_pool(n, model, p);
   return p;
 }
 
@@ -95,7 +85,8 @@ MicroBatchShape pass_shape(const ServingSpec& spec, ServingPhase phase, std::int
   shape.seq_len = pool.tokens;
   shape.tokens = phase == ServingPhase::kDecode ? batch : batch * pool.tokens;
   const bool split = spec.model.moe_enabled && pool.tp > 1;
-  shape.sharded_tokens = split ? shape.tokens / pool.tp : shape.tokens;
+  // A batch that tp does not divide (the TPOT search tries every batch) is padded.
+  shape.sharded_tokens = split ? (shape.tokens + pool.tp - 1) / pool.tp : shape.tokens;
   shape.routed_tokens = shape.sharded_tokens * (spec.model.moe_enabled ? spec.model.moe.top_k : 0);
   shape.tp = pool.tp;
   shape.ep = pool.ep;
