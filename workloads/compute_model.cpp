@@ -28,7 +28,8 @@ Time ComputeModel::duration(OpName name, Phase phase, ComputeKind kind, double f
   }
   const double eff = efficiency_of(kind);
   const double compute_s = flops / (peak_flops_per_s(kind) * eff);
-  const double memory_s = bytes / (device.hbm_bandwidth.value() * eff);
+  const double memory_eff = memory_efficiency > 0 ? memory_efficiency : eff;
+  const double memory_s = bytes / (device.hbm_bandwidth.value() * memory_eff);
   return Time::from_seconds(std::max(compute_s, memory_s)) + launch_overhead;
 }
 

@@ -26,6 +26,10 @@ struct ComputeModel {
   std::array<double, static_cast<std::size_t>(ComputeKind::kCount)> efficiency = {0.75, 0.6, 0.55,
                                                                                   0.7, 0.7};
   Time launch_overhead = Time::us(5);
+  // When positive, the fraction of the HBM bandwidth that the bytes side of the roofline uses
+  // instead of the kind's efficiency. Serving sets it (a decode step streams the weights and the
+  // KV cache; workloads/serving_spec.hpp); training leaves it 0.
+  double memory_efficiency = 0.0;
   // Measured times by (operation, phase); they replace the roofline for those operations.
   std::map<std::pair<OpName, Phase>, Time> kernel_times;
 

@@ -35,12 +35,16 @@ struct Frontier {
 class StageProgramGenerator {
  public:
   StageProgramGenerator(const WorkloadSpec& spec, int stage)
+      : StageProgramGenerator(spec, stage, micro_batch_shape(spec)) {}
+
+  StageProgramGenerator(const WorkloadSpec& spec, int stage, const MicroBatchShape& shape)
       : spec_(spec),
         model_(spec.model),
         layout_(spec.parallel),
         training_(spec.training),
         stage_(stage),
-        shape_(micro_batch_shape(spec)),
+        shape_(shape),
+        head_shape_(shape),
         counts_(count_parameters(spec.model)),
         buckets_(spec, graph_),
         zero3_(spec, graph_) {
@@ -83,6 +87,22 @@ class StageProgramGenerator {
     return graph_.take_program();
   }
 
+  // An inference server's forward pass (generate_forward_program): one pass over every layer of
+  // the single stage, with the KV cache reads added to each attention core, and no loss.
+  Program run_forward(const ForwardPass& forward) {
+    serving_ = true;
+    kv_cache_bytes_per_layer_ = forward.kv_cache_bytes_per_layer;
+    if (forward.logit_tokens > 0) {
+      head_shape_.tokens = forward.logit_tokens;
+      head_shape_.sharded_tokens = forward.logit_tokens;
+    }
+    StagePass pass;
+    pass.layer_begin = 0;
+    pass.layer_end = model_.layers;
+    forward_pass(pass);
+    return graph_.take_program();
+  }
+
  private:
   // ---- building blocks ----
 
@@ -97,6 +117,7 @@ class StageProgramGenerator {
       figures =
           LayerFigures{layer_forward_costs(model_, shape_, layer),
                        layer_parameters_per_rank(model_, counts_, layout_.tp, layout_.ep, layer)};
+      figures->costs.attention_core.bytes += kv_cache_bytes_per_layer_;
     }
     return *figures;
   }
@@ -407,13 +428,14 @@ class StageProgramGenerator {
     const Phase fwd = Phase::kForward;
     const ParameterGathers gathers =
         zero3_.gather(fwd, kNoLayer, output_parameters() + counts_.final_norm, 0, kNoOp);
-    const HeadCosts cost = head_forward_costs(model_, shape_);
+    const HeadCosts cost = head_forward_costs(model_, head_shape_);
     const OpIndex norm = compute({OpName::kNorm, fwd, kNoLayer}, ComputeKind::kElementwise,
                                  cost.final_norm, {in.main, in.side});
     const OpIndex gathered = sp_gather(fwd, kNoLayer, norm);
     const OpIndex logits = compute({OpName::kLogits, fwd, kNoLayer}, ComputeKind::kGemm,
                                    cost.logits, {gathered, gathers.dense});
-    compute({OpName::kLoss, fwd, kNoLayer}, ComputeKind::kElementwise, cost.loss, {logits});
+    if (!serving_)
+      compute({OpName::kLoss, fwd, kNoLayer}, ComputeKind::kElementwise, cost.loss, {logits});
   }
 
   Frontier head_backward(Frontier in) {
@@ -566,6 +588,7 @@ class StageProgramGenerator {
   const TrainingConfig& training_;
   int stage_;
   MicroBatchShape shape_;
+  MicroBatchShape head_shape_;  // the output layer's tokens (run_forward: the logit tokens)
   ParameterCount counts_;
   std::vector<std::optional<LayerFigures>> layers_;  // by global layer
   OpGraphBuilder graph_;
@@ -597,6 +620,8 @@ class StageProgramGenerator {
   std::optional<HeldSend> held_send_;
   OpIndex pass_end_ = kNoOp;  // the last computation of the pass just generated
 
+  bool serving_ = false;                 // run_forward: no loss
+  double kv_cache_bytes_per_layer_ = 0;  // run_forward: added to each attention core
   std::vector<ClosedBucket> start_gathers_;
   OpIndex start_gate_ = kNoOp;  // the first parameter gather; the first forward waits for it
   std::int64_t pass_layer_begin_ = 0;
@@ -618,6 +643,12 @@ Program generate_stage_program(const WorkloadSpec& spec, int stage) {
     return second.run();
   }
   return StageProgramGenerator(spec, stage).run();
+}
+
+Program generate_forward_program(const WorkloadSpec& spec, const ForwardPass& pass) {
+  if (spec.parallel.pp != 1 || spec.parallel.vpp != 1)
+    throw std::logic_error("generate_forward_program needs a single-stage layout");
+  return StageProgramGenerator(spec, 0, pass.shape).run_forward(pass);
 }
 
 std::vector<std::vector<std::int64_t>> expert_traffic_matrices(const WorkloadSpec& spec) {

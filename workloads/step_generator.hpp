@@ -8,6 +8,7 @@
 // each operation, its size and its dependencies.
 #pragma once
 
+#include "workloads/layer_costs.hpp"
 #include "workloads/program.hpp"
 #include "workloads/workload_spec.hpp"
 
@@ -17,6 +18,23 @@ namespace stepsim::workloads {
 // group are in the same stage, so they run the same program and match collectives by
 // (group, Op::seq). Requires a spec from parse_workload (a valid layout).
 Program generate_stage_program(const WorkloadSpec& spec, int stage);
+
+// One forward pass of an inference server (docs/serving.md): the same operations as a training
+// step's forward of one micro-batch (embedding, every layer with its tensor-parallel and expert
+// collectives, final norm and output projection) for the tokens of `shape`, without loss,
+// backward or optimizer. Each attention core also reads `kv_cache_bytes_per_layer` from HBM:
+// the keys and values of the earlier tokens it attends to (decode reads the whole context).
+struct ForwardPass {
+  MicroBatchShape shape;
+  double kv_cache_bytes_per_layer = 0;
+  // Tokens whose logits are computed (an inference server projects only the last token of each
+  // sequence); 0: every token of `shape`.
+  std::int64_t logit_tokens = 0;
+};
+
+// The forward program of every rank of a single-stage layout (pp = 1, vpp = 1). Requires a spec
+// whose layout passed parse_workload's checks (serving_spec.hpp builds one).
+Program generate_forward_program(const WorkloadSpec& spec, const ForwardPass& pass);
 
 // AllToAllv traffic matrices that expert all-to-alls refer to by Op::matrix: index 0 is the
 // dispatch pattern (forward dispatch, backward of combine), 1 the combine pattern: skewed routing

@@ -1,5 +1,7 @@
 #include "workloads/workload.hpp"
 
+#include <stdexcept>
+
 #include "workloads/step_generator.hpp"
 
 namespace stepsim::workloads {
@@ -8,6 +10,13 @@ Workload::Workload(WorkloadSpec spec) : spec_(std::move(spec)), ranks_(spec_.par
   programs_.reserve(static_cast<std::size_t>(spec_.parallel.pp));
   for (int s = 0; s < spec_.parallel.pp; ++s)
     programs_.push_back(generate_stage_program(spec_, s));
+  matrices_ = expert_traffic_matrices(spec_);
+}
+
+Workload::Workload(WorkloadSpec spec, std::vector<Program> programs)
+    : spec_(std::move(spec)), ranks_(spec_.parallel), programs_(std::move(programs)) {
+  if (programs_.size() != static_cast<std::size_t>(spec_.parallel.pp))
+    throw std::logic_error("Workload needs one program per pipeline stage");
   matrices_ = expert_traffic_matrices(spec_);
 }
 

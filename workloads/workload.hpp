@@ -20,6 +20,9 @@ class Workload {
  public:
   // Builds the rank map and the program of every stage. Requires a spec from parse_workload.
   explicit Workload(WorkloadSpec spec);
+  // The rank map of `spec` with given stage programs (one per pipeline stage): an inference
+  // server's forward pass (generate_forward_program) instead of a training step.
+  Workload(WorkloadSpec spec, std::vector<Program> programs);
 
   const WorkloadSpec& spec() const { return spec_; }
   const RankMap& ranks() const { return ranks_; }

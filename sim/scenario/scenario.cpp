@@ -70,6 +70,10 @@ Scenario load_scenario(config::Document document, const std::string& default_nam
   if (root.is_null())
     root.fail_with("the scenario is empty; it needs at least 'topology' and 'model'");
   if (!root.is_map()) root.fail("a map with the keys topology, model, parallelism, training");
+  if (root.has("serving")) {
+    root.at("serving").fail_with(
+        "this is a serving scenario: run it with 'stepsim serve' (docs/serving.md)");
+  }
   root.allow_keys({"name", "description", "topology", "model", "parallelism", "training", "compute",
                    "network"});
   const config::Node topology_node = root.at("topology");

@@ -1,0 +1,241 @@
+#include "sim/run/serve.hpp"
+
+#include <fmt/format.h>
+
+#include <ostream>
+#include <utility>
+#include <vector>
+
+#include "sim/scenario/serving_scenario.hpp"
+#include "stepsim/version.hpp"
+#include "workloads/operation.hpp"
+#include "workloads/step_generator.hpp"
+#include "workloads/workload.hpp"
+
+namespace stepsim {
+
+using workloads::ServingPhase;
+
+namespace {
+
+std::string pool_layout(const workloads::ServingPool& pool) {
+  std::string text = fmt::format("tp{} dp{}", pool.tp, pool.replicas());
+  if (pool.ep > 1) text += fmt::format(" ep{}", pool.ep);
+  return text;
+}
+
+std::string precision_text(workloads::Precision p) {
+  return std::string(workloads::to_string(p));
+}
+
+}  // namespace
+
+PassReport simulate_pass(const ServingScenario& scenario, ServingPhase phase, std::int64_t batch) {
+  const workloads::ServingSpec& serving = scenario.serving;
+  const workloads::ServingPool& pool = serving.pool(phase);
+  workloads::WorkloadSpec spec = workloads::serving_workload(serving, phase, batch);
+  std::vector<workloads::Program> programs;
+  programs.push_back(workloads::generate_forward_program(
+      spec, workloads::serving_forward_pass(serving, phase, batch)));
+  const workloads::Workload workload(std::move(spec), std::move(programs));
+  executor::ExecutorOptions options;
+  options.network = scenario.network;
+  options.detail_ranks = {0};
+  executor::Executor executor(workload, scenario.topology, options);
+  const executor::ExecutionResult result = executor.run();
+
+  PassReport r;
+  r.phase = phase;
+  r.layout = pool_layout(pool);
+  r.accelerators = pool.accelerators;
+  r.batch = batch;
+  r.tokens = pool.tokens;
+  r.time = result.step_time;
+  const double tokens_per_replica =
+      static_cast<double>(phase == ServingPhase::kDecode ? batch : batch * pool.tokens);
+  if (r.time > Time::zero())
+    r.tokens_per_s_per_accelerator = tokens_per_replica / (r.time.seconds() * pool.tp);
+  r.breakdown = result.breakdowns.at(0);
+  r.memory = workloads::serving_memory(serving, phase, batch);
+  r.operations = result.operations;
+  return r;
+}
+
+TpotSearch search_tpot(const ServingScenario& scenario, Time limit) {
+  TpotSearch search;
+  search.limit = limit;
+  const std::int64_t fits =
+      workloads::serving_memory(scenario.serving, ServingPhase::kDecode, 1).max_batch;
+  if (fits < 1) return search;
+  auto run = [&](std::int64_t batch) {
+    ++search.simulated;
+    return simulate_pass(scenario, ServingPhase::kDecode, batch);
+  };
+  PassReport low = run(1);
+  if (low.time > limit) {
+    search.next = std::move(low);
+    return search;
+  }
+  PassReport top = run(fits);
+  if (top.time <= limit) {
+    search.best = std::move(top);
+    return search;
+  }
+  // Invariant: low meets the limit, high does not, low.batch < high.batch.
+  PassReport high = std::move(top);
+  while (high.batch - low.batch > 1) {
+    const std::int64_t mid = low.batch + (high.batch - low.batch) / 2;
+    PassReport probe = run(mid);
+    if (probe.time <= limit) {
+      low = std::move(probe);
+    } else {
+      high = std::move(probe);
+    }
+  }
+  search.best = std::move(low);
+  search.next = std::move(high);
+  return search;
+}
+
+ServeReport make_serve_report(const ServingScenario& scenario, std::optional<Time> tpot_limit) {
+  const workloads::ServingSpec& serving = scenario.serving;
+  ServeReport report;
+  report.scenario = scenario.name;
+  report.topology = scenario.topology_spec;
+  report.model = serving.model.name;
+  report.device = serving.compute.device.name;
+  report.precision = precision_text(serving.precision);
+  report.kv_cache = precision_text(serving.kv_cache);
+  report.hbm_efficiency = serving.compute.memory_efficiency;
+  if (serving.prefill)
+    report.prefill = simulate_pass(scenario, ServingPhase::kPrefill, serving.prefill->batch);
+  if (serving.decode) {
+    report.decode = simulate_pass(scenario, ServingPhase::kDecode, serving.decode->batch);
+    if (tpot_limit) report.search = search_tpot(scenario, *tpot_limit);
+  }
+  return report;
+}
+
+namespace {
+
+std::string gb(Bytes b) {
+  return fmt::format("{:.2f} GB", b.as_double() * 1e-9);
+}
+
+void print_pass(std::ostream& out, const PassReport& p) {
+  const bool decode = p.phase == ServingPhase::kDecode;
+  out << fmt::format("{} pool: {} accelerators, {}, batch {} per replica, {} {} tokens\n",
+                     decode ? "Decode" : "Prefill", p.accelerators, p.layout, p.batch,
+                     decode ? "context" : "prompt", p.tokens);
+  out << fmt::format("  {:<34}{}\n",
+                     decode ? "time per output token (TPOT)" : "time to first token (TTFT)",
+                     format_time(p.time));
+  out << fmt::format("  {:<34}{:.1f}\n",
+                     decode ? "output tokens/s per accelerator" : "prompt tokens/s per accelerator",
+                     p.tokens_per_s_per_accelerator);
+  std::string parts = fmt::format("compute {}", format_time(p.breakdown.compute));
+  for (std::size_t d = 1; d < executor::kDimensionCount; ++d) {
+    if (p.breakdown.exposed[d] <= Time::zero()) continue;
+    parts += fmt::format(", {} {}", workloads::to_string(static_cast<workloads::ParallelDim>(d)),
+                         format_time(p.breakdown.exposed[d]));
+  }
+  const Time other = p.breakdown.wait + p.breakdown.idle + p.breakdown.bubble;
+  if (other > Time::zero()) parts += fmt::format(", waiting {}", format_time(other));
+  out << fmt::format("  {:<34}{}\n", "rank 0's time", parts);
+  const auto& m = p.memory;
+  out << fmt::format("  {:<34}weights {}, KV cache {}, activations {}: {} of {}{}\n",
+                     "memory per accelerator", gb(m.weights), gb(m.kv_cache), gb(m.activations),
+                     gb(m.total()), gb(m.capacity), m.total() > m.capacity ? " (EXCEEDS)" : "");
+  out << fmt::format("  {:<34}{}\n", "largest batch that fits", m.max_batch);
+}
+
+nlohmann::ordered_json pass_json(const PassReport& p) {
+  using json = nlohmann::ordered_json;
+  json j;
+  j["phase"] = std::string(workloads::to_string(p.phase));
+  j["layout"] = p.layout;
+  j["accelerators"] = p.accelerators;
+  j["batch_per_replica"] = p.batch;
+  j[p.phase == ServingPhase::kDecode ? "context_tokens" : "prompt_tokens"] = p.tokens;
+  j["time_s"] = p.time.seconds();
+  j["time_ps"] = p.time.picoseconds();
+  j["tokens_per_s_per_accelerator"] = p.tokens_per_s_per_accelerator;
+  json breakdown;
+  breakdown["compute_s"] = p.breakdown.compute.seconds();
+  json exposed = json::object();
+  for (std::size_t d = 1; d < executor::kDimensionCount; ++d) {
+    exposed[std::string(workloads::to_string(static_cast<workloads::ParallelDim>(d)))] =
+        p.breakdown.exposed[d].seconds();
+  }
+  breakdown["exposed_communication_s"] = exposed;
+  breakdown["wait_s"] = p.breakdown.wait.seconds();
+  breakdown["idle_s"] = p.breakdown.idle.seconds();
+  j["rank0"] = breakdown;
+  json memory;
+  memory["weights_bytes"] = p.memory.weights.count();
+  memory["kv_cache_bytes"] = p.memory.kv_cache.count();
+  memory["activation_bytes"] = p.memory.activations.count();
+  memory["total_bytes"] = p.memory.total().count();
+  memory["capacity_bytes"] = p.memory.capacity.count();
+  memory["max_batch"] = p.memory.max_batch;
+  j["memory_per_accelerator"] = memory;
+  j["operations"] = p.operations;
+  return j;
+}
+
+}  // namespace
+
+void print_serve_summary(std::ostream& out, const ServeReport& r) {
+  out << fmt::format(
+      "Serving '{}' on {}: {} on {}, {} weights, {} KV cache (HBM efficiency {:.3f})\n", r.scenario,
+      r.topology, r.model, r.device, r.precision, r.kv_cache, r.hbm_efficiency);
+  if (r.prefill) print_pass(out, *r.prefill);
+  if (r.decode) print_pass(out, *r.decode);
+  if (r.search) {
+    const TpotSearch& s = *r.search;
+    out << fmt::format("TPOT limit {}: ", format_time(s.limit));
+    if (!s.best && !s.next) {
+      out << "the weights alone do not fit in memory\n";
+    } else if (!s.best) {
+      out << fmt::format("no batch meets it (batch 1: {})\n", format_time(s.next->time));
+    } else {
+      out << fmt::format("largest batch {} (TPOT {}, {:.1f} output tokens/s per accelerator)",
+                         s.best->batch, format_time(s.best->time),
+                         s.best->tokens_per_s_per_accelerator);
+      if (s.next) {
+        out << fmt::format("; batch {}: {}\n", s.next->batch, format_time(s.next->time));
+      } else {
+        out << "; the largest batch that fits in memory\n";
+      }
+    }
+    out << fmt::format("  ({} decode steps simulated)\n", s.simulated);
+  }
+}
+
+nlohmann::ordered_json to_json(const ServeReport& r) {
+  using json = nlohmann::ordered_json;
+  json j;
+  j["stepsim_version"] = kVersion;
+  j["scenario"] = r.scenario;
+  j["topology"] = r.topology;
+  j["model"] = r.model;
+  j["device"] = r.device;
+  j["precision"] = r.precision;
+  j["kv_cache_dtype"] = r.kv_cache;
+  j["hbm_efficiency"] = r.hbm_efficiency;
+  j["prefill"] = r.prefill ? pass_json(*r.prefill) : json(nullptr);
+  j["decode"] = r.decode ? pass_json(*r.decode) : json(nullptr);
+  if (r.prefill) j["ttft_s"] = r.prefill->time.seconds();
+  if (r.decode) j["tpot_s"] = r.decode->time.seconds();
+  if (r.search) {
+    json s;
+    s["limit_s"] = r.search->limit.seconds();
+    s["best"] = r.search->best ? pass_json(*r.search->best) : json(nullptr);
+    s["next"] = r.search->next ? pass_json(*r.search->next) : json(nullptr);
+    s["simulated"] = r.search->simulated;
+    j["tpot_search"] = s;
+  }
+  return j;
+}
+
+}  // namespace stepsim
