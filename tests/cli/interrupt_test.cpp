@@ -51,7 +51,10 @@ int run_and_signal(const fs::path& dir, int signal, std::chrono::microseconds de
 }
 
 TEST(Interrupt, RandomSignalsNeverLeaveAPartialFile) {
-  const fs::path dir = fs::temp_directory_path() / "stepsim-interrupt-test";
+  // Its own directory per test process: builds that run their tests at once on one machine must
+  // not write each other's files.
+  const fs::path dir =
+      fs::temp_directory_path() / ("stepsim-interrupt-test-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string earlier_report = "{\"earlier\": true}\n";
