@@ -86,5 +86,6 @@ Command add_model_command(CLI::App& app);
 Command add_collective_command(CLI::App& app);
 Command add_traffic_command(CLI::App& app);
 Command add_validate_command(CLI::App& app);
+Command add_search_command(CLI::App& app);
 
 }  // namespace stepsim::cli
