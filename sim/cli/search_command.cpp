@@ -89,29 +89,35 @@ Command add_search_command(CLI::App& app) {
         // the rate so far for the candidates that may still run (an upper bound: the bound may
         // stop the search before).
         bool progress_shown = false;
-        if (ctx.err_is_terminal && ctx.log.should_log(spdlog::level::info)) {
-          search.progress = [&ctx, &progress_shown, started,
-                             threads = search.threads](const search::SearchProgress& p) {
-            const double elapsed =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            if (elapsed < ctx.progress_after_s) return;
-            progress_shown = true;
-            std::string left = "estimating";
-            if (p.simulated > 0) {
-              const double each = elapsed / static_cast<double>(p.simulated);
-              left = fmt::format("at most about {:.0f} s left",
-                                 each * static_cast<double>(p.left_at_most + p.running) /
-                                     static_cast<double>(threads));
-            }
-            ctx.err << fmt::format(
-                           "\rstepsim: searching: {} simulated, {} running, at most {} to go, "
-                           "best {}, {:.0f} s, {}\x1b[K",
-                           p.simulated, p.running, p.left_at_most,
-                           p.best == Time::max() ? std::string("-") : format_time(p.best), elapsed,
-                           left)
-                    << std::flush;
-          };
-        }
+        bool first_call = true;
+        const bool show = ctx.err_is_terminal && ctx.log.should_log(spdlog::level::info);
+        search.progress = [&ctx, &progress_shown, &first_call, show, started,
+                           threads = search.threads](const search::SearchProgress& p) {
+          const double elapsed =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+          if (first_call) {
+            ctx.log.debug("layouts enumerated, checked and bounded in {:.1f} s", elapsed);
+            first_call = false;
+          }
+          ctx.log.debug("{} simulated, {} running, best {}, at {:.1f} s", p.simulated, p.running,
+                        p.best == Time::max() ? std::string("-") : format_time(p.best), elapsed);
+          if (!show || elapsed < ctx.progress_after_s) return;
+          progress_shown = true;
+          std::string left = "estimating";
+          if (p.simulated > 0) {
+            const double each = elapsed / static_cast<double>(p.simulated);
+            left = fmt::format("at most about {:.0f} s left",
+                               each * static_cast<double>(p.left_at_most + p.running) /
+                                   static_cast<double>(threads));
+          }
+          ctx.err << fmt::format(
+                         "\rstepsim: searching: {} simulated, {} running, at most {} to go, "
+                         "best {}, {:.0f} s, {}\x1b[K",
+                         p.simulated, p.running, p.left_at_most,
+                         p.best == Time::max() ? std::string("-") : format_time(p.best), elapsed,
+                         left)
+                  << std::flush;
+        };
         const search::SearchOutcome outcome = search::search_layouts(base, space, search);
         if (progress_shown) ctx.err << "\r\x1b[K" << std::flush;
         search::print_search(ctx.out, outcome, options->top);

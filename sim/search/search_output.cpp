@@ -179,7 +179,8 @@ nlohmann::ordered_json to_json(const SearchOutcome& outcome) {
 }
 
 void write_scenario_yaml(std::ostream& out, const Scenario& base, const Evaluated& best) {
-  const Scenario s = candidate_scenario(base, best.candidate);
+  Scenario s = candidate_scenario(base, best.candidate);
+  s.document.set("name", nlohmann::json(base.name + "-best").dump());
   YAML::Emitter yaml;
   emit(yaml, s.document.root().value());
   out << fmt::format(

@@ -20,8 +20,8 @@ void print_search(std::ostream& out, const SearchOutcome& outcome, std::size_t t
 void write_csv(std::ostream& out, const SearchOutcome& outcome);
 nlohmann::ordered_json to_json(const SearchOutcome& outcome);
 
-// The scenario of `candidate` as YAML: `base`'s document with the candidate's overrides, every
-// include expanded, with a comment naming the search's result.
+// The scenario of `best` as YAML: `base`'s document with the candidate's overrides and the name
+// "<base name>-best", every include expanded, with a comment naming the search's result.
 void write_scenario_yaml(std::ostream& out, const Scenario& base, const Evaluated& best);
 
 // "rank 0 (stage 0)": the representative rank with the most compute and exposed communication.
