@@ -65,14 +65,8 @@ Command add_search_command(CLI::App& app) {
         const Scenario base = load_scenario(options->file, options->overrides);
         guard_resources(ctx, base.workload, options->max_memory);
         search::SearchSpace space = search::default_space(base);
-        for (const auto& s : options->spaces) {
-          if (s.find('=') != std::string::npos) {
-            search::apply_space_assignment(space, s);
-          } else {
-            const config::Document doc = config::Document::load_file(s);
-            search::apply_space(space, doc.root());
-          }
-        }
+        for (const auto& s : options->spaces)
+          search::apply_space_argument(space, s);
         // Output files start before the search, so a bad path fails at once.
         std::optional<output::AtomicFile> csv_file;
         std::optional<output::AtomicFile> json_file;

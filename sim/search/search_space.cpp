@@ -171,6 +171,15 @@ void apply_space_assignment(SearchSpace& space, const std::string& assignment) {
   apply_space(space, doc.root());
 }
 
+void apply_space_argument(SearchSpace& space, const std::string& argument) {
+  if (argument.find('=') != std::string::npos) {
+    apply_space_assignment(space, argument);
+    return;
+  }
+  const config::Document doc = config::Document::load_file(argument);
+  apply_space(space, doc.root());
+}
+
 std::string describe(const SearchSpace& space) {
   std::string out;
   for (const auto& key : space_keys()) {

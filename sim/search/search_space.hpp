@@ -44,6 +44,9 @@ void apply_space(SearchSpace& space, const config::Node& root);
 // The same for one `key=v1,v2,...` assignment (the command line's --space KEY=V1,V2).
 void apply_space_assignment(SearchSpace& space, const std::string& assignment);
 
+// One --space argument: a KEY=V1,V2 assignment (it has a '='), or else a space file to read.
+void apply_space_argument(SearchSpace& space, const std::string& argument);
+
 // "tp=1,2,4,8 pp=1,2,4 ...": the space in one line, for the output's header.
 std::string describe(const SearchSpace& space);
 

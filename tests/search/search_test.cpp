@@ -285,3 +285,44 @@ TEST(Search, ResultsAreThoseOfStepsimRun) {
 
 }  // namespace
 }  // namespace stepsim::search
+
+namespace stepsim::search {
+namespace {
+
+// `stepsim compare --search`: each topology at its best layout, as `stepsim search` finds it.
+TEST(CompareSearch, ComparesTheBestLayoutOfEachTopology) {
+  const std::vector<std::string> space = {"--space", "tp=1,2,4,8", "--space",
+                                          "pp=1,2",  "--space",    "recompute=none"};
+  std::vector<std::string> args = {"-q",
+                                   "compare",
+                                   input("dense.yaml"),
+                                   "--search",
+                                   "-j",
+                                   "2",
+                                   "--topology",
+                                   "dgx-h100-superpod:nodes=2",
+                                   "--topology",
+                                   "cluster:nodes=2,nic_speed=100Gbps"};
+  args.insert(args.end(), space.begin(), space.end());
+  const Result r = run(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* topology : {"dgx-h100-superpod:nodes=2", "cluster:nodes=2,nic_speed=100Gbps"}) {
+    const Scenario base = load_scenario(input("dense.yaml"), {std::string("topology=") + topology});
+    SearchSpace s = default_space(base);
+    for (std::size_t i = 1; i < space.size(); i += 2)
+      apply_space_argument(s, space[i]);
+    SearchOptions options;
+    options.threads = 2;
+    const SearchOutcome o = search_layouts(base, s, options);
+    const std::string label = std::string(topology) + " [" + o.ranked.front().candidate.label + "]";
+    const auto line = r.out.find(label);
+    ASSERT_NE(line, std::string::npos) << label << "\n" << r.out;
+    EXPECT_NE(r.out.find(format_time(o.ranked.front().report.step_time), line), std::string::npos)
+        << r.out;
+  }
+  // --space needs --search.
+  EXPECT_EQ(run({"compare", input("dense.yaml"), "--space", "tp=1"}).code, 2);
+}
+
+}  // namespace
+}  // namespace stepsim::search
