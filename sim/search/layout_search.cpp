@@ -373,6 +373,18 @@ SearchOutcome search_layouts(const Scenario& base, const SearchSpace& space,
               return std::tie(a.report.step_time, a.candidate.index) <
                      std::tie(b.report.step_time, b.candidate.index);
             });
+  outcome.scenario_layout =
+      label_of(base.workload, space.find("grad_bucket") != nullptr, space.find("order") != nullptr);
+  for (std::size_t i = kept; i < n; ++i) {
+    if (candidates[i].label == outcome.scenario_layout)
+      outcome.scenario_bound = candidates[i].bound;
+  }
+  for (std::size_t i = 0; i < outcome.ranked.size(); ++i) {
+    if (outcome.ranked[i].candidate.label == outcome.scenario_layout) {
+      outcome.scenario_bound = outcome.ranked[i].candidate.bound;
+      outcome.scenario_rank = i + 1;
+    }
+  }
   return outcome;
 }
 

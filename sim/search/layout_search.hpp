@@ -51,6 +51,11 @@ struct SearchOutcome {
   std::vector<RuleCount> pruned;  // in the order the rules apply; rules that removed nothing too
   std::size_t simulated = 0;
   std::vector<Evaluated> ranked;  // every simulated candidate, fastest first (ties: enumeration)
+  // The scenario's own layout, as a candidate: its label, and its bound when it passed the rules
+  // before the bound (0 otherwise); its place in `ranked` when it was simulated (0 otherwise).
+  std::string scenario_layout;
+  Time scenario_bound;
+  std::size_t scenario_rank = 0;
 };
 
 // Where a search stands, for progress lines.

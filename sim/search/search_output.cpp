@@ -127,6 +127,17 @@ void print_search(std::ostream& out, const SearchOutcome& outcome, std::size_t t
                        outcome.ranked.size() - shown);
   out << "(exposed communication on the first stage's first rank; memory: the fullest stage, per "
          "rank; rows after the first are the fastest of those simulated)\n";
+  out << fmt::format("the scenario's layout, {}: ", outcome.scenario_layout);
+  if (outcome.scenario_rank > 0) {
+    const auto& e = outcome.ranked[outcome.scenario_rank - 1];
+    out << fmt::format("#{}, step time {}\n", outcome.scenario_rank,
+                       format_time(e.report.step_time));
+  } else if (outcome.scenario_bound > Time::zero()) {
+    out << fmt::format("not simulated: its bound, {}, is no less than the best step time\n",
+                       format_time(outcome.scenario_bound));
+  } else {
+    out << "not a candidate (outside the space, or removed by a rule before the bound)\n";
+  }
 }
 
 void write_csv(std::ostream& out, const SearchOutcome& outcome) {
@@ -175,6 +186,14 @@ nlohmann::ordered_json to_json(const SearchOutcome& outcome) {
     rows.push_back(row);
   }
   j["results"] = rows;
+  nlohmann::ordered_json own;
+  own["layout"] = outcome.scenario_layout;
+  own["bound_s"] = outcome.scenario_bound > Time::zero()
+                       ? nlohmann::ordered_json(outcome.scenario_bound.seconds())
+                       : nlohmann::ordered_json();
+  own["rank"] = outcome.scenario_rank > 0 ? nlohmann::ordered_json(outcome.scenario_rank)
+                                          : nlohmann::ordered_json();
+  j["scenario_layout"] = own;
   return j;
 }
 

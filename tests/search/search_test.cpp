@@ -326,3 +326,31 @@ TEST(CompareSearch, ComparesTheBestLayoutOfEachTopology) {
 
 }  // namespace
 }  // namespace stepsim::search
+
+namespace stepsim::search {
+namespace {
+
+// The default space holds the scenario's own layout, so the search never returns a slower one.
+TEST(Search, FindsALayoutAtLeastAsFastAsTheScenarios) {
+  const Scenario base = load_scenario(input("dense.yaml"), {});
+  SearchOptions options;
+  options.threads = 2;
+  const SearchOutcome o = search_layouts(base, default_space(base), options);
+  EXPECT_EQ(o.scenario_layout, "tp4 sp pp2 dp2 zero1 mb1 selective");
+  ASSERT_GT(o.scenario_bound, Time::zero()) << "the scenario's layout is not a candidate";
+  const Time own = simulate_step(base).step_time;
+  EXPECT_LE(o.ranked.front().report.step_time, own);
+  if (o.scenario_rank > 0) {
+    EXPECT_EQ(o.ranked[o.scenario_rank - 1].report.step_time, own);
+  } else {
+    EXPECT_GE(o.scenario_bound, o.ranked.front().report.step_time);
+  }
+  std::ostringstream text;
+  print_search(text, o, 3);
+  EXPECT_NE(text.str().find("the scenario's layout, tp4 sp pp2 dp2 zero1 mb1 selective: "),
+            std::string::npos)
+      << text.str();
+}
+
+}  // namespace
+}  // namespace stepsim::search
