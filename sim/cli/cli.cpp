@@ -105,6 +105,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   commands.push_back(add_traffic_command(app));
   commands.push_back(add_validate_command(app));
   commands.push_back(add_serve_command(app));
+  commands.push_back(add_search_command(app));
 
   // An unknown command would otherwise read as "a subcommand is required"; name it instead.
   for (const auto& arg : args) {

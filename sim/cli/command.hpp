@@ -87,5 +87,6 @@ Command add_collective_command(CLI::App& app);
 Command add_traffic_command(CLI::App& app);
 Command add_validate_command(CLI::App& app);
 Command add_serve_command(CLI::App& app);
+Command add_search_command(CLI::App& app);
 
 }  // namespace stepsim::cli

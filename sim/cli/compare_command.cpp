@@ -7,12 +7,14 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <thread>
 
 #include "sim/cli/command.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/run/html_report.hpp"
 #include "sim/run/simulate.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/search/layout_search.hpp"
 
 namespace stepsim::cli {
 namespace {
@@ -60,6 +62,9 @@ Command add_compare_command(CLI::App& app) {
     std::string csv;
     std::string html;
     std::string max_memory;
+    bool search = false;
+    std::vector<std::string> spaces;
+    unsigned jobs = 0;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
@@ -80,6 +85,19 @@ Command add_compare_command(CLI::App& app) {
                   "Write a self-contained HTML page of charts, the variants side by side")
       ->type_name("FILE.html");
   add_max_memory_option(*sub, options->max_memory);
+  CLI::Option* search =
+      sub->add_flag("--search", options->search,
+                    "Search the fastest layout of each scenario or variant (as stepsim search) "
+                    "and compare the best of each");
+  sub->add_option("--space", options->spaces,
+                  "With --search: the values to try, as for stepsim search (repeatable)")
+      ->type_name("FILE.yaml|KEY=V1,V2")
+      ->needs(search);
+  sub->add_option("-j,--jobs", options->jobs,
+                  "With --search: simulations at once (default: the machine's cores)")
+      ->type_name("N")
+      ->check(CLI::Range(1u, 1024u))
+      ->needs(search);
 
   return {
       sub, [options](Context& ctx) {
@@ -118,6 +136,20 @@ Command add_compare_command(CLI::App& app) {
         if (!options->html.empty()) html_file.emplace(options->html, ctx.output_guard);
         std::vector<StepReport> reports;
         for (std::size_t i = 0; i < scenarios.size(); ++i) {
+          if (options->search) {
+            // Each variant at its best: a fixed layout favours the fabric it was written for.
+            ctx.log.debug("searching {}", variants[i].label);
+            search::SearchSpace space = search::default_space(scenarios[i]);
+            for (const auto& s : options->spaces)
+              search::apply_space_argument(space, s);
+            search::SearchOptions so;
+            so.threads = options->jobs > 0 ? options->jobs
+                                           : std::max(1u, std::thread::hardware_concurrency());
+            search::SearchOutcome outcome = search::search_layouts(scenarios[i], space, so);
+            variants[i].label += " [" + outcome.ranked.front().candidate.label + "]";
+            reports.push_back(std::move(outcome.ranked.front().report));
+            continue;
+          }
           ctx.log.debug("simulating {}", variants[i].label);
           reports.push_back(simulate_step(scenarios[i]));
         }

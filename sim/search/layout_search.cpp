@@ -1,0 +1,391 @@
+#include "sim/search/layout_search.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <regex>
+#include <stdexcept>
+#include <thread>
+
+#include "sim/common/input_error.hpp"
+#include "sim/run/simulate.hpp"
+#include "sim/search/lower_bound.hpp"
+#include "workloads/memory_model.hpp"
+
+namespace stepsim::search {
+namespace {
+
+// The scenario key each space key overrides.
+std::string override_path(const std::string& key) {
+  if (key == "micro_batch" || key == "recompute" || key == "grad_bucket") return "training." + key;
+  return "parallelism." + key;
+}
+
+// One layout being enumerated: the chosen value of each key.
+using Choice = std::map<std::string, std::string>;
+
+class Enumerator {
+ public:
+  Enumerator(const Scenario& base, const SearchSpace& space) : base_(base), space_(space) {
+    world_ = static_cast<std::int64_t>(base.topology.accelerators().size());
+  }
+
+  // Every layout, in enumeration order; layouts whose tp x cp x pp does not divide the world, or
+  // whose dp is not in the space's dp list, are counted and dropped.
+  std::vector<Choice> run() {
+    Choice choice;
+    visit(0, choice);
+    return std::move(out_);
+  }
+  std::size_t world_pruned = 0;
+  std::size_t dp_pruned = 0;
+
+ private:
+  // The value of `key` in `c`, or the base scenario's.
+  std::int64_t number(const Choice& c, const std::string& key) const {
+    if (const auto it = c.find(key); it != c.end()) return std::stoll(it->second);
+    const auto& p = base_.workload.parallel;
+    if (key == "tp") return p.tp;
+    if (key == "cp") return p.cp;
+    if (key == "pp") return p.pp;
+    if (key == "ep") return p.ep;
+    return 1;
+  }
+  bool flag(const Choice& c, const std::string& key, bool fallback) const {
+    if (const auto it = c.find(key); it != c.end()) return it->second == "true";
+    return fallback;
+  }
+  // dp of the layout, 0 when tp x cp x pp does not divide the world.
+  std::int64_t dp(const Choice& c) const {
+    const std::int64_t cells = number(c, "tp") * number(c, "cp") * number(c, "pp");
+    return world_ % cells == 0 ? world_ / cells : 0;
+  }
+  // Keys whose value cannot change the step of this layout take only their first value.
+  bool matters(const std::string& key, const Choice& c) const {
+    const auto& p = base_.workload.parallel;
+    if (key == "sp") return number(c, "tp") > 1;
+    if (key == "tp_comm_overlap") return number(c, "tp") > 1 && flag(c, "sp", p.sp);
+    if (key == "cp_mode") return number(c, "cp") > 1;
+    if (key == "zero" || key == "grad_bucket") {
+      const std::int64_t d = dp(c);
+      const std::int64_t tp_cp_dp = number(c, "tp") * number(c, "cp") * d;
+      const bool expert_replicas = base_.workload.model.moe_enabled && tp_cp_dp > number(c, "ep");
+      return d * number(c, "cp") > 1 || expert_replicas;
+    }
+    return true;
+  }
+
+  void visit(std::size_t k, Choice& c) {
+    const auto& keys = space_keys();
+    if (k == keys.size()) {
+      finish(c);
+      return;
+    }
+    const std::string& key = keys[k];
+    const auto* list = space_.find(key);
+    if (list == nullptr || key == "dp") {
+      visit(k + 1, c);
+      return;
+    }
+    std::vector<std::string> values = *list;
+    if (key == "vpp" && number(c, "pp") == 1) {
+      // One stage has no chunks to interleave: vpp 1 only (or the space's only values).
+      if (std::find(values.begin(), values.end(), "1") != values.end()) values = {"1"};
+    } else if (!matters(key, c)) {
+      values.resize(1);
+    }
+    for (const auto& v : values) {
+      c[key] = v;
+      visit(k + 1, c);
+    }
+    c.erase(key);
+  }
+
+  void finish(const Choice& c) {
+    const std::int64_t d = dp(c);
+    if (d == 0) {
+      ++world_pruned;
+      return;
+    }
+    if (const auto* dps = space_.find("dp")) {
+      if (std::find(dps->begin(), dps->end(), std::to_string(d)) == dps->end()) {
+        ++dp_pruned;
+        return;
+      }
+    }
+    Choice full = c;
+    full["dp"] = std::to_string(d);
+    if (space_.find("schedule") == nullptr && space_.find("vpp") != nullptr) {
+      // Interleaving follows vpp, as Megatron-LM's --num-layers-per-virtual-pipeline-stage does.
+      const auto base_schedule = base_.workload.parallel.schedule;
+      full["schedule"] = std::stoll(c.at("vpp")) > 1                            ? "interleaved"
+                         : base_schedule == workloads::PipelineSchedule::kGpipe ? "gpipe"
+                                                                                : "1f1b";
+    }
+    out_.push_back(std::move(full));
+  }
+
+  const Scenario& base_;
+  const SearchSpace& space_;
+  std::int64_t world_ = 0;
+  std::vector<Choice> out_;
+};
+
+std::vector<std::string> overrides_of(const Choice& c) {
+  std::vector<std::string> out;
+  for (const auto& key : space_keys()) {
+    if (const auto it = c.find(key); it != c.end())
+      out.push_back(override_path(key) + "=" + it->second);
+  }
+  return out;
+}
+
+std::string label_of(const workloads::WorkloadSpec& spec, bool show_bucket, bool show_order) {
+  const auto& p = spec.parallel;
+  const auto& t = spec.training;
+  std::string s = fmt::format("tp{}", p.tp);
+  if (p.sequence_parallel()) s += " sp";
+  if (p.tp_comm_overlap && p.sequence_parallel()) s += " tpov";
+  if (p.cp > 1)
+    s += fmt::format(" cp{}{}", p.cp, p.cp_mode == workloads::CpMode::kUlysses ? "u" : "");
+  s += fmt::format(" pp{}", p.pp);
+  if (p.vpp > 1) s += fmt::format(" vpp{}", p.vpp);
+  if (p.schedule == workloads::PipelineSchedule::kGpipe) s += " gpipe";
+  s += fmt::format(" dp{}", p.dp);
+  if (p.ep > 1) s += fmt::format(" ep{}", p.ep);
+  s += fmt::format(" zero{} mb{} {}", p.zero, t.micro_batch, workloads::to_string(t.recompute));
+  if (show_bucket) s += " bucket " + format_bytes(t.grad_bucket);
+  if (show_order) {
+    static constexpr std::array<const char*, 5> names = {"tp", "cp", "ep", "dp", "pp"};
+    s += " ";
+    for (std::size_t i = 0; i < p.order.size(); ++i)
+      s += fmt::format("{}{}", i ? "-" : "", names[static_cast<std::size_t>(p.order[i])]);
+  }
+  return s;
+}
+
+// The key path a check message names ("parallelism.tp"), for counting by rule.
+std::string rule_of(const std::string& message) {
+  static const std::regex key(R"(: ((parallelism|training|model|compute)(\.[a-z_]+)?): )");
+  std::smatch m;
+  if (std::regex_search(message, m, key)) return "check: " + m[1].str();
+  return "check: other";
+}
+
+}  // namespace
+
+void parallel_for(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& fn) {
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < n; i = next++) {
+      try {
+        fn(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const unsigned count = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(n)));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < count; ++t)
+    pool.emplace_back(work);
+  work();
+  for (auto& t : pool)
+    t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+Scenario candidate_scenario(const Scenario& base, const Candidate& candidate) {
+  Scenario s = base;
+  for (const auto& o : candidate.overrides)
+    s.document.apply_override(o);
+  s.workload = workloads::parse_workload(s.document.root());
+  workloads::validate_layout(s.workload, static_cast<int>(s.topology.accelerators().size()));
+  return s;
+}
+
+std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpace& space,
+                                          const SearchOptions& options, SearchOutcome& outcome) {
+  outcome.space = describe(space);
+  Enumerator enumerator(base, space);
+  const std::vector<Choice> choices = enumerator.run();
+  outcome.enumerated = choices.size() + enumerator.world_pruned + enumerator.dp_pruned;
+  outcome.pruned.push_back({"world", enumerator.world_pruned});
+  if (space.find("dp") != nullptr) outcome.pruned.push_back({"dp", enumerator.dp_pruned});
+
+  // The check and memory rules, each candidate on its own (the parse reads the device's files).
+  const int world = static_cast<int>(base.topology.accelerators().size());
+  struct Checked {
+    std::optional<Candidate> candidate;
+    std::string failure;  // the check's message
+    bool too_big = false;
+  };
+  std::vector<Checked> checked(choices.size());
+  const bool show_bucket = space.find("grad_bucket") != nullptr;
+  const bool show_order = space.find("order") != nullptr;
+  parallel_for(choices.size(), options.threads, [&](std::size_t i) {
+    Candidate c;
+    c.index = i;
+    c.overrides = overrides_of(choices[i]);
+    config::Document doc = base.document;
+    try {
+      for (const auto& o : c.overrides)
+        doc.apply_override(o);
+      c.spec = workloads::parse_workload(doc.root());
+      workloads::validate_layout(c.spec, world);
+    } catch (const InputError& e) {
+      checked[i].failure = e.what();
+      return;
+    }
+    c.label = label_of(c.spec, show_bucket, show_order);
+    for (const auto& m : workloads::estimate_memory(c.spec)) {
+      c.memory_peak = std::max(c.memory_peak, m.total);
+      const double usable = static_cast<double>(m.capacity.count()) * (1.0 - options.memory_margin);
+      if (static_cast<double>(m.total.count()) > usable) checked[i].too_big = true;
+    }
+    checked[i].candidate = std::move(c);
+  });
+
+  std::map<std::string, std::size_t> by_key;
+  std::size_t memory = 0;
+  std::string first_failure;
+  std::string first_too_big;
+  std::vector<Candidate> passed;
+  for (auto& ch : checked) {
+    if (!ch.failure.empty()) {
+      ++by_key[rule_of(ch.failure)];
+      if (first_failure.empty()) first_failure = ch.failure;
+    } else if (ch.too_big) {
+      ++memory;
+      if (first_too_big.empty())
+        first_too_big = fmt::format("{} needs {} per rank", ch.candidate->label,
+                                    format_bytes(ch.candidate->memory_peak));
+    } else {
+      passed.push_back(std::move(*ch.candidate));
+    }
+  }
+  for (const auto& [rule, count] : by_key)
+    outcome.pruned.push_back({rule, count});
+  outcome.pruned.push_back({"memory", memory});
+  if (passed.empty()) {
+    if (choices.empty()) {
+      throw InputError(fmt::format(
+          "no layout of the search space ({}) has tp x cp x pp dividing the {} accelerators",
+          outcome.space, world));
+    }
+    if (!first_too_big.empty()) {
+      throw InputError(fmt::format(
+          "no layout of the search space fits in memory (margin {:.0f}%): the first, {}; widen "
+          "the space (pp, zero, recompute, micro_batch) or lower --memory-margin",
+          100 * options.memory_margin, first_too_big));
+    }
+    throw InputError(
+        fmt::format("no layout of the search space passes the scenario's checks; the first: {}",
+                    first_failure));
+  }
+
+  const BytesPerSecond injection = injection_bandwidth(base.topology);
+  parallel_for(passed.size(), options.threads, [&](std::size_t i) {
+    passed[i].bound = lower_bound(passed[i].spec, injection).step;
+  });
+  return passed;
+}
+
+SearchOutcome search_layouts(const Scenario& base, const SearchSpace& space,
+                             const SearchOptions& options) {
+  SearchOutcome outcome;
+  std::vector<Candidate> candidates = prepare_candidates(base, space, options, outcome);
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.bound, a.index) < std::tie(b.bound, b.index);
+  });
+
+  // Candidates are started in bound order while their bound is below the best step time finished
+  // so far; that best is never better than the best of the candidates before them, so every
+  // candidate the sequential rule simulates is started.
+  const std::size_t n = candidates.size();
+  std::vector<std::optional<StepReport>> reports(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::mutex mutex;
+  std::size_t next = 0;
+  SearchProgress progress;
+  auto report_progress = [&] {  // under the lock
+    if (!options.progress) return;
+    progress.left_at_most = 0;
+    for (std::size_t j = next;
+         j < n && (!options.prune_by_bound || candidates[j].bound < progress.best); ++j)
+      ++progress.left_at_most;
+    options.progress(progress);
+  };
+  auto worker = [&] {
+    std::unique_lock lock(mutex);
+    while (next < n) {
+      if (options.prune_by_bound && candidates[next].bound >= progress.best) break;
+      const std::size_t i = next++;
+      ++progress.running;
+      report_progress();
+      lock.unlock();
+      try {
+        const Scenario scenario = candidate_scenario(base, candidates[i]);
+        reports[i] = simulate_step(scenario);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+      lock.lock();
+      --progress.running;
+      ++progress.simulated;
+      if (reports[i]) progress.best = std::min(progress.best, reports[i]->step_time);
+      report_progress();
+    }
+  };
+  const unsigned count = std::max(1u, options.threads);
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < count; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool)
+    t.join();
+
+  // The sequential rule: candidate i is simulated when its bound is below the best step time of
+  // the candidates before it. Results past the first one it stops are speculative and dropped.
+  Time best = Time::max();
+  std::size_t kept = 0;
+  for (; kept < n; ++kept) {
+    if (options.prune_by_bound && candidates[kept].bound >= best) break;
+    if (errors[kept]) std::rethrow_exception(errors[kept]);
+    if (!reports[kept]) throw std::logic_error("stepsim search: a candidate was skipped (a bug)");
+    best = std::min(best, reports[kept]->step_time);
+  }
+  outcome.pruned.push_back({"bound", n - kept});
+  outcome.simulated = kept;
+  for (std::size_t i = 0; i < kept; ++i)
+    outcome.ranked.push_back({std::move(candidates[i]), std::move(*reports[i])});
+  std::sort(outcome.ranked.begin(), outcome.ranked.end(),
+            [](const Evaluated& a, const Evaluated& b) {
+              return std::tie(a.report.step_time, a.candidate.index) <
+                     std::tie(b.report.step_time, b.candidate.index);
+            });
+  outcome.scenario_layout =
+      label_of(base.workload, space.find("grad_bucket") != nullptr, space.find("order") != nullptr);
+  for (std::size_t i = kept; i < n; ++i) {
+    if (candidates[i].label == outcome.scenario_layout)
+      outcome.scenario_bound = candidates[i].bound;
+  }
+  for (std::size_t i = 0; i < outcome.ranked.size(); ++i) {
+    if (outcome.ranked[i].candidate.label == outcome.scenario_layout) {
+      outcome.scenario_bound = outcome.ranked[i].candidate.bound;
+      outcome.scenario_rank = i + 1;
+    }
+  }
+  return outcome;
+}
+
+}  // namespace stepsim::search
