@@ -151,6 +151,31 @@ class OtherCommandsTest(unittest.TestCase):
         self.assertEqual([r["report"] for r in rows], [e["report"] for e in expected])
         self.assertEqual(rows[0]["variant"], expected[0]["variant"])
 
+    def test_search_equals_the_command_lines_json(self):
+        dense = os.path.join(SOURCE, "tests/search/dense.yaml")
+        space = ["tp=2,4", "pp=1,2", "vpp=1", "zero=1", "micro_batch=1", "recompute=selective"]
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.json")
+            args = ["search", dense, "-j", "2", "--json", path]
+            for item in space:
+                args += ["--space", item]
+            result = cli(*args)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(path) as f:
+                expected = json.load(f)
+            best = os.path.join(d, "best.yaml")
+            found = stepsim.search(dense, space={"tp": [2, 4], "pp": [1, 2], "vpp": 1,
+                                                 "zero": 1, "micro_batch": 1,
+                                                 "recompute": "selective"},
+                                   jobs=1, write_best=best)
+            self.assertEqual(found, expected)  # whatever the thread count
+            # The best layout, as a scenario, runs to the step time the search reported.
+            self.assertAlmostEqual(stepsim.run(best)["step_time_s"],
+                                   found["results"][0]["step_time_s"], places=12)
+        with self.assertRaises(stepsim.StepsimError) as bad:
+            stepsim.search(dense, space={"tp": []})
+        self.assertIn("tp", str(bad.exception))
+
 
 if __name__ == "__main__":
     unittest.main()

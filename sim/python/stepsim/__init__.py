@@ -11,11 +11,12 @@ run simulations side by side. docs/python.md has the whole interface.
 """
 import json
 import os
+import tempfile
 
 from . import _stepsim
 from ._stepsim import StepsimError
 
-__all__ = ["run", "compare", "collective", "topology", "StepsimError"]
+__all__ = ["run", "compare", "collective", "topology", "search", "StepsimError"]
 
 _ERROR_PREFIX = "stepsim: error: "
 
@@ -134,3 +135,57 @@ def topology(spec, *, reach=True):
     if not reach:
         args.append("--no-reach")
     return json.loads(_cli(args))
+
+
+def _space(space):
+    """{"tp": [1, 2], "pp": 4} or ["tp=1,2"] or "tp=1,2 pp=4" -> ["tp=1,2", "pp=4"]."""
+    if space is None:
+        return []
+    if isinstance(space, dict):
+        items = []
+        for key, values in space.items():
+            if not isinstance(values, (list, tuple)):
+                values = [values]
+            items.append(f"{key}=" + ",".join(_yaml_value(v) for v in values))
+        return items
+    if isinstance(space, str):
+        return space.split()
+    return [str(item) for item in space]
+
+
+def search(scenario, overrides=None, *, space=None, jobs=None, memory_margin=None, top=None,
+           write_best=None):
+    """Searches the fastest layout, as `stepsim search SCENARIO --json` (docs/search.md).
+
+    scenario: a scenario file or a dict (as for run()); its own layout must be valid.
+    space: the values to try, {"tp": [2, 4, 8], "pp": [1, 2]} or ["tp=2,4,8", "pp=1,2"] or a
+        YAML file's path in a list (["space.yaml"]); the defaults cover what is left out.
+    jobs: simulations at once (default: the machine's cores); the result does not depend on it.
+    write_best: also write the fastest layout there as a scenario file.
+    Returns the search's JSON as a dict: the counts per pruning rule and every simulated layout,
+    fastest first.
+    """
+    with tempfile.TemporaryDirectory(prefix="stepsim-search-") as work:
+        if isinstance(scenario, dict):
+            path = os.path.join(work, "scenario.yaml")
+            with open(path, "w") as f:
+                json.dump(scenario, f)  # JSON is YAML
+        else:
+            path = os.fspath(scenario)
+        out = os.path.join(work, "search.json")
+        args = ["-q", "search", path, "--json", out]
+        for o in _overrides(overrides):
+            args += ["-o", o]
+        for item in _space(space):
+            args += ["--space", item]
+        if jobs is not None:
+            args += ["-j", str(jobs)]
+        if memory_margin is not None:
+            args += ["--memory-margin", str(memory_margin)]
+        if top is not None:
+            args += ["--top", str(top)]
+        if write_best is not None:
+            args += ["--write-best", os.fspath(write_best)]
+        _cli(args)
+        with open(out) as f:
+            return json.load(f)
