@@ -49,18 +49,7 @@ void check_pool(const config::Node& n, const ModelSpec& m, const ServingPool& p)
         "replicated when tp is larger)",
         p.tp, m.kv_heads, m.name));
   }
-  if (m.dense_layers() > 0 && m.ffn % p.tp != 0) {
-    key("tp").fail_with(
-        fmt::format("tp {} must divide the MLP size {} of {}", p.tp, m.ffn, m.name));
-  }
-  if (p.ep > 1 && !m.moe_enabled) {
-    key("ep").fail_with(
-        fmt::format("ep {} needs a mixture-of-experts model; {} is dense", p.ep, m.name));
-  }
-  if (m.moe_enabled && m.moe.experts % p.ep != 0) {
-    key("ep").fail_with(
-        fmt::format("ep {} must divide the {} experts of {}", p.ep, m.moe.experts, m.name));
-  }
+  check_model_split(n, m, p.tp, p.ep);
 }
 
 ServingPool read_pool(const config::Node& n, const ModelSpec& model, ServingPhase phase) {

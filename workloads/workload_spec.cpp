@@ -281,6 +281,25 @@ TrainingConfig read_training(const config::Node& n) {
   return t;
 }
 
+}  // namespace
+
+void check_model_split(const config::Node& n, const ModelSpec& m, int tp, int ep) {
+  auto key = [&](const char* k) { return n.find(k).value_or(n); };
+  if (m.dense_layers() > 0 && m.ffn % tp != 0) {
+    key("tp").fail_with(fmt::format("tp {} must divide the MLP size {} of {}", tp, m.ffn, m.name));
+  }
+  if (ep > 1 && !m.moe_enabled) {
+    key("ep").fail_with(
+        fmt::format("ep {} needs a mixture-of-experts model; {} is dense", ep, m.name));
+  }
+  if (m.moe_enabled && m.moe.experts % ep != 0) {
+    key("ep").fail_with(
+        fmt::format("ep {} must divide the {} experts of {}", ep, m.moe.experts, m.name));
+  }
+}
+
+namespace {
+
 // Layout checks that need the model and the training settings; each names the key at fault.
 void check_layout(const config::Node& par, const config::Node& tr, const ModelSpec& m,
                   const ParallelLayout& p, const TrainingConfig& t) {
@@ -295,18 +314,7 @@ void check_layout(const config::Node& par, const config::Node& tr, const ModelSp
     key("tp").fail_with(
         fmt::format("tp {} must divide the {} key/value heads of {}", p.tp, m.kv_heads, m.name));
   }
-  if (m.dense_layers() > 0 && m.ffn % p.tp != 0) {
-    key("tp").fail_with(
-        fmt::format("tp {} must divide the MLP size {} of {}", p.tp, m.ffn, m.name));
-  }
-  if (p.ep > 1 && !m.moe_enabled) {
-    key("ep").fail_with(
-        fmt::format("ep {} needs a mixture-of-experts model; {} is dense", p.ep, m.name));
-  }
-  if (m.moe_enabled && m.moe.experts % p.ep != 0) {
-    key("ep").fail_with(
-        fmt::format("ep {} must divide the {} experts of {}", p.ep, m.moe.experts, m.name));
-  }
+  check_model_split(par, m, p.tp, p.ep);
   if ((static_cast<std::int64_t>(p.tp) * p.cp * p.dp) % p.ep != 0) {
     key("ep").fail_with(fmt::format(
         "ep {} must divide tp x cp x dp = {} (expert-parallel groups are carved out of the ranks "

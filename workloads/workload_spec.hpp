@@ -101,6 +101,11 @@ ModelSpec parse_model(const config::Node& model);
 // accelerators. Throws InputError naming `parallelism` and both numbers.
 void validate_layout(const WorkloadSpec& spec, int world_size);
 
+// The checks of a model against its tensor and expert parallelism that training and serving share:
+// tp divides the MLP, ep needs a mixture-of-experts model and divides its experts. Each error
+// names the key (`tp`, `ep`) in the section `n`, or `n` itself when the key is absent.
+void check_model_split(const config::Node& n, const ModelSpec& m, int tp, int ep);
+
 // Layers of each virtual pipeline stage (pp x vpp of them, in model order); spreads a remainder
 // over the first stages. Megatron-LM requires even division; uneven counts (Llama 3 405B's 126
 // layers on 16 stages) are allowed here as long as no stage is empty.

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/run/step_report.hpp"
 #include "sim/scenario/serving_scenario.hpp"
 #include "stepsim/version.hpp"
 #include "workloads/operation.hpp"
@@ -162,12 +163,7 @@ nlohmann::ordered_json pass_json(const PassReport& p) {
   j["tokens_per_s_per_accelerator"] = p.tokens_per_s_per_accelerator;
   json breakdown;
   breakdown["compute_s"] = p.breakdown.compute.seconds();
-  json exposed = json::object();
-  for (std::size_t d = 1; d < executor::kDimensionCount; ++d) {
-    exposed[std::string(workloads::to_string(static_cast<workloads::ParallelDim>(d)))] =
-        p.breakdown.exposed[d].seconds();
-  }
-  breakdown["exposed_communication_s"] = exposed;
+  breakdown["exposed_communication_s"] = exposed_json(p.breakdown.exposed);
   breakdown["wait_s"] = p.breakdown.wait.seconds();
   breakdown["idle_s"] = p.breakdown.idle.seconds();
   j["rank0"] = breakdown;

@@ -242,6 +242,14 @@ void print_summary(std::ostream& out, const StepReport& r) {
                      r.events);
 }
 
+nlohmann::ordered_json exposed_json(const std::array<Time, executor::kDimensionCount>& exposed) {
+  auto j = nlohmann::ordered_json::object();
+  for (std::size_t d = 1; d < executor::kDimensionCount; ++d)
+    j[std::string(workloads::to_string(static_cast<workloads::ParallelDim>(d)))] =
+        exposed[d].seconds();
+  return j;
+}
+
 nlohmann::ordered_json to_json(const StepReport& r) {
   using json = nlohmann::ordered_json;
   json j;
@@ -267,12 +275,7 @@ nlohmann::ordered_json to_json(const StepReport& r) {
     e["rank"] = b.parts.rank;
     e["label"] = b.label;
     e["compute_s"] = b.parts.compute.seconds();
-    json exposed = json::object();
-    for (std::size_t d = 1; d < executor::kDimensionCount; ++d) {
-      exposed[std::string(workloads::to_string(static_cast<workloads::ParallelDim>(d)))] =
-          b.parts.exposed[d].seconds();
-    }
-    e["exposed_communication_s"] = exposed;
+    e["exposed_communication_s"] = exposed_json(b.parts.exposed);
     e["pipeline_bubble_s"] = b.parts.bubble.seconds();
     e["waiting_s"] = b.parts.wait.seconds();
     e["idle_s"] = b.parts.idle.seconds();

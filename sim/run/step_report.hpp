@@ -84,6 +84,9 @@ void print_memory(std::ostream& out, const std::vector<workloads::MemoryEstimate
 // "tp8 pp8 dp16 sp (1f1b, zero 1)": the layout as the summary prints it.
 std::string layout_text(const workloads::WorkloadSpec& spec);
 nlohmann::ordered_json to_json(const StepReport& report);
+// A rank's exposed communication per parallel dimension, in seconds, keyed by the dimension's name
+// ("tp", "dp", ...), as the reports write it.
+nlohmann::ordered_json exposed_json(const std::array<Time, executor::kDimensionCount>& exposed);
 
 // The configuration tree as JSON (scalars stay strings, as written).
 nlohmann::ordered_json to_json(const config::Node& node);
