@@ -11,6 +11,7 @@
 
 #include "sim/cli/command.hpp"
 #include "sim/common/input_error.hpp"
+#include "sim/output/csv_field.hpp"
 #include "sim/run/html_report.hpp"
 #include "sim/run/simulate.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -34,13 +35,7 @@ std::vector<std::string> split_assignments(const std::string& text) {
   return out;
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text)
-    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
+using output::csv_field;
 
 Time exposed_total(const StepReport& r) {
   Time t;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <ostream>
 
+#include "sim/output/csv_field.hpp"
+
 namespace stepsim::search {
 namespace {
 
@@ -31,13 +33,7 @@ Time exposed(const StepReport& r, const std::string& dim) {
   return Time::zero();
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text)
-    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
+using output::csv_field;
 
 std::string joined(const std::vector<std::string>& parts) {
   std::string s;

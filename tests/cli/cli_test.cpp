@@ -9,21 +9,16 @@
 #include "sim/run/resource_estimate.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "stepsim/version.hpp"
+#include "tests/cli_in_process.hpp"
 #include "workloads/workload.hpp"
 
 namespace stepsim {
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
+using Result = testing::CliResult;
 
 Result run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = cli::run(args, out, err);
-  return {code, out.str(), err.str()};
+  return testing::run_cli(std::move(args));
 }
 
 TEST(Cli, HelpListsCommandsAndExitsZero) {

@@ -8,20 +8,15 @@
 #include <sstream>
 
 #include "sim/cli/cli.hpp"
+#include "tests/cli_in_process.hpp"
 
 namespace stepsim {
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
+using Result = testing::CliResult;
 
 Result run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = cli::run(args, out, err);
-  return {code, out.str(), err.str()};
+  return testing::run_cli(std::move(args));
 }
 
 void expect_input_error(std::vector<std::string> args, const std::string& message) {

@@ -13,6 +13,7 @@
 #include "sim/search/lower_bound.hpp"
 #include "sim/search/search_output.hpp"
 #include "sim/search/search_space.hpp"
+#include "tests/cli_in_process.hpp"
 
 namespace stepsim::search {
 namespace {
@@ -21,16 +22,10 @@ std::string input(const std::string& name) {
   return std::string(STEPSIM_SOURCE_DIR) + "/tests/search/" + name;
 }
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
+using Result = testing::CliResult;
 
 Result run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = cli::run(args, out, err);
-  return {code, out.str(), err.str()};
+  return testing::run_cli(std::move(args));
 }
 
 // A space of the dense scenario small enough to simulate whole: 4 x 3 x 2 x 2 x 2 x 2 layouts

@@ -1,0 +1,17 @@
+// One field of a CSV line as RFC 4180 writes it: as is, or quoted (with its quotes doubled) when it
+// holds a comma, a quote or a line break. For the CSV files stepsim writes (compare, search).
+#pragma once
+
+#include <string>
+
+namespace stepsim::output {
+
+inline std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text)
+    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+}  // namespace stepsim::output
