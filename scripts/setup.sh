@@ -2,7 +2,9 @@
 # Installs the Debian 12 packages stepsim needs to build and test, if any is missing, and any
 # extra packages named as arguments (scripts/fuzz.sh asks for clang). pybind11-dev and
 # python3-dev build the Python module (docs/python.md); chromium opens the --html reports in the
-# browser test (ctest label `browser`).
+# browser test (ctest label `browser`); npm (Debian's, where the machine has none) installs the
+# trace viewer that test opens the Chrome trace in (speedscope, pinned in
+# tests/browser/viewer/package-lock.json).
 # Idempotent, and silent when nothing is missing. Needs root (or sudo) only when it installs.
 set -euo pipefail
 
@@ -20,16 +22,26 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+install() {
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: need root to install: $*" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  echo "setup: installing $*" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  if ! $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null 2>&1; then
+    $sudo apt-get update -qq >/dev/null
+    $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  fi
+}
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "setup: need root to install: ${missing[*]}" >&2; exit 1; }
-  sudo="sudo"
-fi
-echo "setup: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1; then
-  $sudo apt-get update -qq >/dev/null
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+[ ${#missing[@]} -eq 0 ] || install "${missing[@]}"
+
+# The trace viewer of the browser test, from the npm registry, at the version the lock file pins.
+viewer="$(dirname "$0")/../tests/browser/viewer"
+if ! grep -qs '"version": "1.25.0"' "$viewer/node_modules/speedscope/package.json"; then
+  command -v npm >/dev/null || install nodejs npm
+  echo "setup: installing the trace viewer (npm ci in tests/browser/viewer)" >&2
+  npm ci --prefix "$viewer" --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
 fi

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <zlib.h>
+#include <cmath>
 #include <cstdio>
 
 #include "sim/common/input_error.hpp"
@@ -85,13 +86,50 @@ void append_json_escaped(std::string& out, std::string_view text) {
   }
 }
 
-void append_microseconds(std::string& out, Time t) {
-  std::int64_t ps = t.picoseconds();
-  if (ps < 0) {
+std::int64_t trace_nanoseconds(Time t) {
+  const std::int64_t ps = t.picoseconds();
+  return ps >= 0 ? (ps + 500) / 1000 : -((-ps + 500) / 1000);
+}
+
+namespace {
+void append_nanoseconds_as_microseconds(std::string& out, std::int64_t nanoseconds) {
+  if (nanoseconds < 0) {
     out += '-';
-    ps = -ps;
+    nanoseconds = -nanoseconds;
   }
-  fmt::format_to(std::back_inserter(out), "{}.{:06}", ps / 1'000'000, ps % 1'000'000);
+  fmt::format_to(std::back_inserter(out), "{}.{:03}", nanoseconds / 1000, nanoseconds % 1000);
+}
+}  // namespace
+
+void append_microseconds(std::string& out, Time t) {
+  append_nanoseconds_as_microseconds(out, trace_nanoseconds(t));
+}
+
+void append_span(std::string& out, Time start, Time duration) {
+  const std::int64_t begin_ns = trace_nanoseconds(start);
+  const std::int64_t end_ns = trace_nanoseconds(start + duration);
+  const std::int64_t duration_ns = end_ns - begin_ns;
+  out += "\"ts\":";
+  append_nanoseconds_as_microseconds(out, begin_ns);
+  out += ",\"dur\":";
+  // A viewer reads both numbers as doubles and either adds them (speedscope, in JavaScript) or
+  // rounds each to nanoseconds first (Perfetto). The second gives end_ns exactly; the first may
+  // land one ulp past the end, on a span that starts there, and the two then nest instead of
+  // following each other. Such a duration is written as the largest double that does not pass
+  // the end (it still rounds to duration_ns), in the shortest form that reads back as that double.
+  const double begin_us = static_cast<double>(begin_ns) / 1000.0;
+  const double end_us = static_cast<double>(end_ns) / 1000.0;
+  if (begin_us + static_cast<double>(duration_ns) / 1000.0 <= end_us) {
+    append_nanoseconds_as_microseconds(out, duration_ns);
+    return;
+  }
+  // end_us - begin_us is exact when begin_us >= end_us / 2 (Sterbenz), and the sum then meets the
+  // end; otherwise the difference is above end_us / 2 and each step down moves the sum by at least
+  // half an ulp of the end, so the loop ends within a few steps.
+  double duration_us = end_us - begin_us;
+  while (begin_us + duration_us > end_us)
+    duration_us = std::nextafter(duration_us, 0.0);
+  fmt::format_to(std::back_inserter(out), "{}", duration_us);
 }
 
 TraceWriter::TraceWriter(const std::filesystem::path& path, OutputGuard* guard)
@@ -160,10 +198,8 @@ void TraceWriter::complete(int pid, int tid, std::string_view name, std::string_
   append_json_escaped(buffer_, name);
   buffer_ += "\",\"cat\":\"";
   append_json_escaped(buffer_, category);
-  fmt::format_to(std::back_inserter(buffer_), "\",\"pid\":{},\"tid\":{},\"ts\":", pid, tid);
-  append_microseconds(buffer_, start);
-  buffer_ += ",\"dur\":";
-  append_microseconds(buffer_, duration);
+  fmt::format_to(std::back_inserter(buffer_), "\",\"pid\":{},\"tid\":{},", pid, tid);
+  append_span(buffer_, start, duration);
   if (!args.empty()) {
     buffer_ += ",\"args\":{";
     bool first = true;

@@ -1,8 +1,10 @@
 // A streaming writer of the Chrome trace event format (the JSON that Perfetto and chrome://tracing
 // open): processes and threads with names, complete events ("X") with arguments, flow arrows
 // ("s"/"f") and counters ("C"). Events go to disk as they are written, never held in memory; a file
-// name ending in ".gz" is gzip-compressed. Timestamps are simulated Time, written in microseconds
-// with picosecond precision by integer arithmetic, so the same events give the same bytes.
+// name ending in ".gz" is gzip-compressed. Timestamps are simulated Time rounded to whole
+// nanoseconds, written in microseconds by integer arithmetic, so the same events give the same
+// bytes; a span's end is rounded, not its duration, so that a span that ends where the next begins
+// still does so in the viewer (Perfetto rounds every timestamp to nanoseconds; see append_span).
 //
 // Format reference: "Trace Event Format" (Google, 2016), sections Duration/Complete events, Flow
 // events, Counter events and Metadata events.
@@ -75,7 +77,13 @@ class TraceWriter {
 // Appends `text` to `out` as the inside of a JSON string (quotes, backslashes, control characters
 // escaped).
 void append_json_escaped(std::string& out, std::string_view text);
-// Appends a Time as microseconds with six decimals ("12.000345").
+// A Time rounded to the nearest nanosecond (halves away from zero), as the trace writes it.
+std::int64_t trace_nanoseconds(Time t);
+// Appends a Time as microseconds with three decimals, whole nanoseconds ("12.346" for 12,345.5 ns).
 void append_microseconds(std::string& out, Time t);
+// Appends `"ts":START,"dur":DURATION` for the span [start, start + duration): the start and the
+// end rounded to nanoseconds, and a duration such that start + duration, added as doubles, never
+// passes the rounded end.
+void append_span(std::string& out, Time start, Time duration);
 
 }  // namespace stepsim::output

@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""The Chrome trace opened in a real trace viewer (ctest label `browser`).
+
+Runs scenarios with --trace, opens each trace in speedscope (a trace viewer that imports Chrome's
+trace event format; tests/browser/viewer pins its version, scripts/setup.sh installs it with npm)
+inside headless Chromium, and reads back the viewer's own list of tracks: every (process,
+thread) that has operations in the file must be one of the viewer's tracks, named after the
+rank's process and the stream's thread, with time on it, every rank must have its compute
+track, and the viewer must have drawn them (its flame chart canvas). The totals the viewer shows per track are not
+compared: speedscope moves each process's times to start at zero before it adds durations, in
+doubles, so spans that follow each other exactly may nest by a rounding error in its arithmetic
+(the writer's own guarantee, for exact arithmetic and for Perfetto's nanoseconds, is tested in
+tests/output/trace_writer_test.cpp). Exits 77 (ctest's skip code here) when Chromium or the
+viewer is not installed.
+
+  tests/browser/check_trace_viewer.py --stepsim build/stepsim --source . --out build/tests/browser
+"""
+import argparse
+import base64
+import collections
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from check_reports import SKIP, chromium_binary, run
+
+VIEWER = "tests/browser/viewer/node_modules/speedscope/dist/release/index.html"
+# (scenario, extra options): pipeline parallelism with tensor and data parallelism (streams
+# compute, tp, pp, pp-recv, dp), and the quickstart (16 ranks, 2 nodes).
+SCENARIOS = [
+    ("tests/inputs/good/pipeline.yaml", []),
+    ("examples/quickstart.yaml", []),
+]
+UNITS = {"ns": 1e-3, "µs": 1.0, "us": 1.0, "ms": 1e3, "s": 1e6, "min": 6e7}
+
+
+def expected_tracks(trace_path):
+    """{'PROCESS (pid P), THREAD (tid T)': total microseconds} of the file's complete events."""
+    with open(trace_path, encoding="utf-8") as f:
+        events = json.load(f)["traceEvents"]
+    processes, threads = {}, {}
+    totals = collections.defaultdict(float)
+    for e in events:
+        if e.get("ph") == "M" and e.get("name") == "process_name":
+            processes[e["pid"]] = e["args"]["name"]
+        elif e.get("ph") == "M" and e.get("name") == "thread_name":
+            threads[(e["pid"], e["tid"])] = e["args"]["name"]
+        elif e.get("ph") == "X":
+            totals[(e["pid"], e["tid"])] += e["dur"]
+    return {f"{processes[p]} (pid {p}), {threads[(p, t)]} (tid {t})": us
+            for (p, t), us in totals.items()}
+
+
+def viewer_tracks(chromium, viewer, trace_path, out):
+    """The viewer's track list: {name: (shown total, microseconds)}, and its track count."""
+    with open(trace_path, "rb") as f:
+        data = base64.b64encode(f.read()).decode()
+    # What speedscope's own command line does: a script that hands it the file, named in the URL.
+    loader = os.path.join(out, os.path.basename(trace_path) + ".load.js")
+    with open(loader, "w", encoding="utf-8") as f:
+        f.write(f"speedscope.loadFileFromBase64({json.dumps(os.path.basename(trace_path))}, "
+                f"{json.dumps(data)})")
+    url = "file://" + os.path.abspath(viewer) + "#localProfilePath=" + os.path.abspath(loader)
+    with tempfile.TemporaryDirectory() as profile:
+        result = subprocess.run(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={profile}", "--virtual-time-budget=20000", "--dump-dom", url],
+            capture_output=True, text=True, timeout=600)
+    dom = result.stdout
+    rows = re.findall(r'<tr title="([^"]*)"[^>]*><td[^>]*>\d+</td><td[^>]*><span>[^<]*</span>'
+                      r'</td><td[^>]*>([^<]*)</td></tr>', dom)
+    count = re.search(r"\(1/(\d+)\)", dom)
+    tracks = {}
+    for title, shown in rows:
+        m = re.fullmatch(r"([\d.]+)\s*(ns|µs|us|ms|s|min)", html.unescape(shown).strip())
+        tracks[html.unescape(title)] = (shown, float(m.group(1)) * UNITS[m.group(2)] if m else None)
+    return tracks, int(count.group(1)) if count else 0, dom
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--stepsim", required=True)
+    parser.add_argument("--source", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    chromium = chromium_binary()
+    viewer = os.path.join(args.source, VIEWER)
+    if chromium is None or not os.path.exists(viewer):
+        print("chromium or the trace viewer is not installed (scripts/setup.sh installs both): "
+              "skipped")
+        return SKIP
+    os.makedirs(args.out, exist_ok=True)
+    failures = []
+    for scenario, options in SCENARIOS:
+        name = os.path.splitext(os.path.basename(scenario))[0]
+        trace = os.path.join(args.out, name + ".trace.json")
+        run([args.stepsim, "-q", "run", os.path.join(args.source, scenario), "--trace", trace]
+            + options)
+        expected = expected_tracks(trace)
+        shown, count, dom = viewer_tracks(chromium, viewer, trace, args.out)
+        if not shown:
+            failures.append(f"{name}: the viewer listed no track:\n{dom[-2000:]}")
+            continue
+        if count != len(expected):
+            failures.append(f"{name}: the viewer has {count} tracks, the file {len(expected)}")
+        for track in sorted(expected):
+            if track not in shown:
+                failures.append(f"{name}: no track '{track}' in the viewer")
+            elif shown[track][1] is None or shown[track][1] <= 0:
+                failures.append(f"{name}: '{track}' shows no time in the viewer")
+        if "<canvas" not in dom:
+            failures.append(f"{name}: the viewer drew no flame chart")
+        ranks = {re.match(r"rank (\d+) ", t).group(1) for t in shown if t.startswith("rank ")}
+        streams = collections.Counter(re.search(r"\(pid \d+\), (.+) \(tid \d+\)$", t).group(1)
+                                      for t in shown)
+        if "compute" not in streams or streams["compute"] != len(ranks):
+            failures.append(f"{name}: {streams.get('compute', 0)} compute tracks for "
+                            f"{len(ranks)} ranks")
+        print(f"{name}: {os.path.getsize(trace)} bytes, {count} tracks in the viewer, "
+              f"{len(ranks)} ranks; tracks per stream: "
+              + ", ".join(f"{s} {n}" for s, n in sorted(streams.items())))
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
