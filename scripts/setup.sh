@@ -38,10 +38,11 @@ install() {
 
 [ ${#missing[@]} -eq 0 ] || install "${missing[@]}"
 
-# The trace viewer of the browser test, from the npm registry, at the version the lock file pins.
+# The trace viewers of the browser test, from the npm registry, at the versions the lock file pins.
 viewer="$(dirname "$0")/../tests/browser/viewer"
-if ! grep -qs '"version": "1.25.0"' "$viewer/node_modules/speedscope/package.json"; then
+if ! grep -qs '"version": "1.25.0"' "$viewer/node_modules/speedscope/package.json" \
+    || ! grep -qs '"version": "0.0.65"' "$viewer/node_modules/@paulirish/trace_engine/package.json"; then
   command -v npm >/dev/null || install nodejs npm
-  echo "setup: installing the trace viewer (npm ci in tests/browser/viewer)" >&2
+  echo "setup: installing the trace viewers (npm ci in tests/browser/viewer)" >&2
   npm ci --prefix "$viewer" --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
 fi

@@ -1,7 +1,14 @@
 #!/usr/bin/python3
-"""The Chrome trace opened in a real trace viewer (ctest label `browser`).
+"""The Chrome trace opened in two real trace viewers (ctest label `browser`).
 
-Runs scenarios with --trace, opens each trace in speedscope (a trace viewer that imports Chrome's
+Runs scenarios with --trace and reads each trace with the trace engine of Chrome DevTools'
+Performance panel (@paulirish/trace_engine, published from the Chromium DevTools source, run by
+node: tests/browser/devtools_trace.mjs): every rank is a process there, every stream with
+operations a thread of it with the file's name and number of operations, and no operation is
+nested under another (each stream runs one operation at a time, so every slice must be a root
+of its thread's tree; a slice that ended a rounding error after the next began would be nested).
+
+It also opens each trace in speedscope (a trace viewer that imports Chrome's
 trace event format; tests/browser/viewer pins its version, scripts/setup.sh installs it with npm)
 inside headless Chromium, and reads back the viewer's own list of tracks: every (process,
 thread) that has operations in the file must be one of the viewer's tracks, named after the
@@ -10,8 +17,8 @@ track, and the viewer must have drawn them (its flame chart canvas). The totals 
 compared: speedscope moves each process's times to start at zero before it adds durations, in
 doubles, so spans that follow each other exactly may nest by a rounding error in its arithmetic
 (the writer's own guarantee, for exact arithmetic and for Perfetto's nanoseconds, is tested in
-tests/output/trace_writer_test.cpp). Exits 77 (ctest's skip code here) when Chromium or the
-viewer is not installed.
+tests/output/trace_writer_test.cpp). Exits 77 (ctest's skip code here) when Chromium, node or
+the viewers are not installed.
 
   tests/browser/check_trace_viewer.py --stepsim build/stepsim --source . --out build/tests/browser
 """
@@ -22,6 +29,7 @@ import html
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +37,7 @@ import tempfile
 from check_reports import SKIP, chromium_binary, run
 
 VIEWER = "tests/browser/viewer/node_modules/speedscope/dist/release/index.html"
+DEVTOOLS = "tests/browser/viewer/node_modules/@paulirish/trace_engine/package.json"
 # (scenario, extra options): pipeline parallelism with tensor and data parallelism (streams
 # compute, tp, pp, pp-recv, dp), and the quickstart (16 ranks, 2 nodes).
 SCENARIOS = [
@@ -36,6 +45,43 @@ SCENARIOS = [
     ("examples/quickstart.yaml", []),
 ]
 UNITS = {"ns": 1e-3, "µs": 1.0, "us": 1.0, "ms": 1e3, "s": 1e6, "min": 6e7}
+
+
+def file_threads(trace_path):
+    """{(pid, tid): (thread name, number of complete events)} of the file."""
+    with open(trace_path, encoding="utf-8") as f:
+        events = json.load(f)["traceEvents"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    counts = collections.Counter((e["pid"], e["tid"]) for e in events if e.get("ph") == "X")
+    return {key: (names.get(key), n) for key, n in counts.items()}
+
+
+def check_devtools(source, trace_path, name):
+    """What DevTools' trace engine makes of the file, against the file; the failures."""
+    result = subprocess.run(["node", os.path.join(source, "tests/browser/devtools_trace.mjs"),
+                             trace_path], capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        return [f"{name}: DevTools' trace engine failed (exit {result.returncode}):\n"
+                f"{result.stderr[-2000:]}"]
+    seen = json.loads(result.stdout)
+    expected = file_threads(trace_path)
+    failures = []
+    for (pid, tid), (thread, count) in sorted(expected.items()):
+        got = seen.get(str(pid), {}).get(str(tid))
+        if got is None:
+            failures.append(f"{name}: DevTools has no thread {tid} ('{thread}') in process {pid}")
+        elif got["name"] != thread or got["slices"] != count or got["roots"] != count:
+            failures.append(f"{name}: DevTools shows process {pid} thread {tid} as {got}, the "
+                            f"file has '{thread}' with {count} operations, none inside another")
+    pids = {pid for pid, _ in expected}
+    if len(seen) != len(pids):
+        failures.append(f"{name}: DevTools shows {len(seen)} processes, the file has {len(pids)}")
+    slices = sum(t["slices"] for threads in seen.values() for t in threads.values())
+    nested = slices - sum(t["roots"] for threads in seen.values() for t in threads.values())
+    print(f"{name}: DevTools' trace engine: {len(seen)} processes, "
+          f"{sum(len(t) for t in seen.values())} threads, {slices} slices, {nested} nested")
+    return failures
 
 
 def expected_tracks(trace_path):
@@ -90,9 +136,10 @@ def main():
     args = parser.parse_args()
     chromium = chromium_binary()
     viewer = os.path.join(args.source, VIEWER)
-    if chromium is None or not os.path.exists(viewer):
-        print("chromium or the trace viewer is not installed (scripts/setup.sh installs both): "
-              "skipped")
+    if (chromium is None or shutil.which("node") is None or not os.path.exists(viewer)
+            or not os.path.exists(os.path.join(args.source, DEVTOOLS))):
+        print("chromium, node or the trace viewers are not installed (scripts/setup.sh installs "
+              "them): skipped")
         return SKIP
     os.makedirs(args.out, exist_ok=True)
     failures = []
@@ -101,6 +148,7 @@ def main():
         trace = os.path.join(args.out, name + ".trace.json")
         run([args.stepsim, "-q", "run", os.path.join(args.source, scenario), "--trace", trace]
             + options)
+        failures += check_devtools(args.source, trace, name)
         expected = expected_tracks(trace)
         shown, count, dom = viewer_tracks(chromium, viewer, trace, args.out)
         if not shown:
@@ -121,7 +169,7 @@ def main():
         if "compute" not in streams or streams["compute"] != len(ranks):
             failures.append(f"{name}: {streams.get('compute', 0)} compute tracks for "
                             f"{len(ranks)} ranks")
-        print(f"{name}: {os.path.getsize(trace)} bytes, {count} tracks in the viewer, "
+        print(f"{name}: speedscope: {os.path.getsize(trace)} bytes, {count} tracks, "
               f"{len(ranks)} ranks; tracks per stream: "
               + ", ".join(f"{s} {n}" for s, n in sorted(streams.items())))
     for f in failures:
