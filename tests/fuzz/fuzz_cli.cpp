@@ -27,10 +27,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (a.find('/') != std::string::npos || a == "validate") continue;
     kept.push_back(a);
   }
-  // Relative paths land in the harness's directory.
+  // Relative paths land in the harness's directory, and only while the command runs: libFuzzer
+  // opens its corpus files by the (relative) paths it was given, between runs. (Left there, every
+  // input of a campaign after the first read as empty: no coverage, "no interesting inputs".)
+  const std::filesystem::path before = std::filesystem::current_path();
   std::filesystem::current_path(fuzz::work_dir());
   std::ostringstream out, err;
   const int code = cli::run(kept, out, err);
+  std::filesystem::current_path(before);
   // 0 success, 2 bad input, 3 a validation beyond target; 1 is an internal error: a bug.
   if (code == 1) std::abort();
   return 0;
