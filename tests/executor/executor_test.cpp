@@ -358,9 +358,9 @@ TEST(Executor, DualPipeOverlapTakesTheMaxOfEachComputePieceAndTheAllToAllBesideI
     const Time ab = piece(program, 5, 1, bwd, bl, attention);
     // The bandwidth puts c inside the range of the pieces (the formula's maxima go both ways),
     // and below the last piece, whose end is the span's end.
-    const std::string pieces = fmt::format("aF {}, mB {}, mF {}, aB {}, c {}", format_time(af),
-                                           format_time(mb), format_time(mf), format_time(ab),
-                                           format_time(c));
+    const std::string pieces =
+        fmt::format("aF {}, mB {}, mF {}, aB {}, c {}", format_time(af), format_time(mb),
+                    format_time(mf), format_time(ab), format_time(c));
     ASSERT_LT(af, c) << pieces;
     ASSERT_GT(mb, c) << pieces;
     ASSERT_LT(mf, c) << pieces;
