@@ -10,16 +10,19 @@ namespace stepsim::workloads {
 
 std::vector<double> expert_rank_shares(std::int64_t experts, int ep, double skew) {
   std::vector<double> weight(static_cast<std::size_t>(experts));
-  double total = 0;
-  for (std::int64_t e = 0; e < experts; ++e) {
+  for (std::int64_t e = 0; e < experts; ++e)
     weight[static_cast<std::size_t>(e)] = std::pow(static_cast<double>(e + 1), -skew);
-    total += weight[static_cast<std::size_t>(e)];
-  }
+  return expert_rank_shares(weight, ep);
+}
+
+std::vector<double> expert_rank_shares(const std::vector<double>& load, int ep) {
+  double total = 0;
+  for (const double w : load)
+    total += w;
   std::vector<double> shares(static_cast<std::size_t>(ep), 0.0);
-  const std::int64_t per_rank = experts / ep;
-  for (std::int64_t e = 0; e < experts; ++e) {
-    shares[static_cast<std::size_t>(e / per_rank)] += weight[static_cast<std::size_t>(e)] / total;
-  }
+  const std::size_t per_rank = load.size() / static_cast<std::size_t>(ep);
+  for (std::size_t e = 0; e < load.size(); ++e)
+    shares[e / per_rank] += load[e] / total;
   return shares;
 }
 

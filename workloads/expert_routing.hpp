@@ -29,6 +29,9 @@ namespace stepsim::workloads {
 
 // Share of the routed tokens received by each of the `ep` ranks; they sum to 1.
 std::vector<double> expert_rank_shares(std::int64_t experts, int ep, double skew);
+// The same from a per-expert load table (model.moe.expert_load: non-negative, not all zero, one
+// entry per expert): expert e receives load[e] / sum(load) of the tokens.
+std::vector<double> expert_rank_shares(const std::vector<double>& load, int ep);
 
 // An ep x ep matrix of bytes, row = sender's index in the expert group, column = receiver's:
 // dispatch (transposed = false): every rank sends `send_bytes` x share[j] to rank j;

@@ -109,6 +109,24 @@ LayerCosts layer_forward_costs(const ModelSpec& model, const MicroBatchShape& sh
   return costs;
 }
 
+OpCost mla_up_projection_cost(const ModelSpec& model, const MicroBatchShape& shape) {
+  if (!model.mla_enabled) return {};
+  const MlaShape& a = model.mla;
+  const double heads = to_double(model.heads);
+  const double q_out = heads * to_double(a.qk_nope_head_dim + a.qk_rope_head_dim);
+  const double kv_out = heads * to_double(a.qk_nope_head_dim + a.v_head_dim);
+  const double q_weights = to_double(a.q_lora_rank) * q_out;  // 0 without a query latent
+  const double kv_weights = to_double(a.kv_lora_rank) * kv_out;
+  const double tokens = to_double(shape.tokens);
+  const double tp = shape.tp;
+  const std::int64_t e = shape.element_bytes;
+  return {2.0 * tokens * (q_weights + kv_weights) / tp,
+          (a.q_lora_rank > 0
+               ? gemm_bytes(tokens, to_double(a.q_lora_rank), q_out / tp, q_weights / tp, e)
+               : 0.0) +
+              gemm_bytes(tokens, to_double(a.kv_lora_rank), kv_out / tp, kv_weights / tp, e)};
+}
+
 OpCost embedding_forward_cost(const ModelSpec& model, const MicroBatchShape& shape) {
   return {0.0, 2.0 * to_double(shape.tokens * model.hidden * shape.element_bytes)};
 }

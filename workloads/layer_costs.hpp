@@ -63,6 +63,11 @@ LayerCosts layer_forward_costs(const ModelSpec& model, const MicroBatchShape& sh
 
 // The input embedding's forward: a lookup of the rank's vocabulary rows (no FLOPs), reading and
 // writing one activation of b x s' x h elements.
+// The MLA up-projections of one layer (the query's from its latent, and keys and values from
+// theirs: q_b_proj and kv_b_proj of DeepSeek-V3), part of LayerCosts::qkv, which
+// recompute: norm_and_mla_up runs again in the backward. Zero without MLA.
+OpCost mla_up_projection_cost(const ModelSpec& model, const MicroBatchShape& shape);
+
 OpCost embedding_forward_cost(const ModelSpec& model, const MicroBatchShape& shape);
 
 // The output layer's rows on one rank: the vocabulary split over tensor-parallel ranks, padded to

@@ -105,6 +105,21 @@ double layer_activation_bytes(const WorkloadSpec& spec, std::int64_t layer) {
     case Recompute::kNone:
       units = (sp ? replicated / tp : replicated) + (attention_split + mlp_split + scores) / tp;
       break;
+    case Recompute::kNormAndMlaUp: {
+      // DeepSeek-V3 (section 3.3): the two norms' outputs (the QKV and MLP inputs, 2 + 2) are
+      // recomputed, and with MLA so are the queries, keys and values (2 + 2 + 2, split by TP),
+      // which leaves their latents (q_lora_rank + kv_lora_rank + the shared rotary key per
+      // token, replicated). The scores stay unstored (a fused attention kernel).
+      double latents = 0;
+      double qkv = 0;
+      if (m.mla_enabled) {
+        latents = 2.0 * d(m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) / h;
+        qkv = 6.0;
+      }
+      const double kept = replicated - 4.0 + latents;
+      units = (sp ? kept / tp : kept) + (attention_split - qkv + mlp_split) / tp;
+      break;
+    }
   }
   return units * sbh + moe_bytes;
 }

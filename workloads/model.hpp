@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace stepsim::workloads {
 
@@ -49,6 +50,10 @@ struct MoeShape {
   // scale-up domains the expert-parallel group spans; 0: no limit (expert_routing.hpp).
   std::int64_t max_nodes_per_token = 0;
   ExpertDispatch dispatch = ExpertDispatch::kDirect;
+  // A measured per-expert load (tokens, or any non-negative weights; one per routed expert): the
+  // share of the routed tokens each expert receives, in place of training.routing_skew's Zipf
+  // law. Empty: that law (uniform at skew 0).
+  std::vector<double> expert_load;
 };
 
 struct ModelSpec {

@@ -1,5 +1,7 @@
 #include "workloads/step_generator.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <deque>
 #include <initializer_list>
 #include <optional>
@@ -20,6 +22,11 @@
 namespace stepsim::workloads {
 
 namespace {
+
+// Whether routed tokens spread unequally: a Zipf skew or a per-expert load table.
+bool skewed_load(const WorkloadSpec& spec) {
+  return spec.training.routing_skew > 0 || !spec.model.moe.expert_load.empty();
+}
 
 // Up to two operations whose completion the next operation needs: `main`, on the path of the
 // activation (or its gradient), and `side`, one that ran beside it (the shared experts, a GEMM
@@ -55,9 +62,8 @@ class StageProgramGenerator {
     pipeline_bytes_ = shape_.sharded_tokens * model_.hidden * shape_.element_bytes;
     expert_all_to_all_bytes_ = shape_.routed_tokens * model_.hidden * shape_.element_bytes;
     // Skewed routing and the relayed dispatch give AllToAllv matrices (expert_traffic_matrices).
-    skewed_routing_ =
-        layout_.ep > 1 && ((training_.routing_skew > 0 && model_.moe.capacity_factor <= 0) ||
-                           model_.moe.dispatch == ExpertDispatch::kRelayed);
+    skewed_routing_ = layout_.ep > 1 && ((skewed_load(spec) && model_.moe.capacity_factor <= 0) ||
+                                         model_.moe.dispatch == ExpertDispatch::kRelayed);
     layers_.resize(static_cast<std::size_t>(model_.layers));
   }
 
@@ -68,8 +74,15 @@ class StageProgramGenerator {
 
   Program run() {
     start_gate_ = gather_parameters_at_step_start(start_gathers_, graph_);
-    for (const StagePass& pass : pipeline_walk(spec_, stage_)) {
+    const std::vector<StagePass> passes = pipeline_walk(spec_, stage_);
+    for (std::size_t i = 0; i < passes.size(); ++i) {
+      const StagePass& pass = passes[i];
       std::optional<HeldSend> held = std::exchange(held_send_, std::nullopt);
+      if (!held && i + 1 < passes.size() && interleaves(pass, passes[i + 1])) {
+        forward_backward_pair(pass, passes[i + 1]);
+        ++i;
+        continue;
+      }
       if (pass.weights_only) {
         weight_pass(pass);
       } else if (pass.forward) {
@@ -124,9 +137,13 @@ class StageProgramGenerator {
 
   OpIndex compute(const OpLabel& label, ComputeKind kind, OpCost cost,
                   std::initializer_list<OpIndex> deps) {
-    return graph_.add_compute(
-        label, kind, cost.flops, cost.bytes,
-        spec_.compute.duration(label.name, label.phase, kind, cost.flops, cost.bytes), deps);
+    Time duration = spec_.compute.duration(label.name, label.phase, kind, cost.flops, cost.bytes);
+    if (beside_all_to_all_ && (kind == ComputeKind::kGemm || kind == ComputeKind::kGroupedGemm ||
+                               kind == ComputeKind::kAttention)) {
+      duration = Time::ps(std::llround(static_cast<double>(duration.picoseconds()) /
+                                       (1.0 - layout_.dualpipe_comm_sm_share)));
+    }
+    return graph_.add_compute(label, kind, cost.flops, cost.bytes, duration, deps);
   }
 
   // The backward of an operation with weights (forward cost `forward`), whose weight gradients
@@ -254,6 +271,20 @@ class StageProgramGenerator {
 
   // Forward (or recomputed forward) of `layer`; returns what the next operation waits for.
   Frontier layer_forward(std::int64_t layer, Phase phase, Frontier in) {
+    return layer_forward_mlp(layer_forward_attention(layer, phase, in));
+  }
+
+  // A layer's forward in the two pieces DualPipe's overlap interleaves (figure 4 of the report):
+  // the attention block up to the MLP's norm (with the router and the expert dispatch of an MoE
+  // layer), then the MLP (the shared and routed experts and the combine).
+  struct ForwardLayerState {
+    std::int64_t layer = 0;
+    Phase phase = Phase::kForward;
+    OpIndex mlp_norm = kNoOp;
+    OpIndex dispatch = kNoOp;
+  };
+
+  ForwardLayerState layer_forward_attention(std::int64_t layer, Phase phase, Frontier in) {
     const LayerCosts& cost = layer_figures(layer).costs;
     ParameterGathers gathers;
     if (phase == Phase::kForward) gathers = zero3_.for_layer(Phase::kForward, layer, in.main);
@@ -272,9 +303,35 @@ class StageProgramGenerator {
     const OpIndex out = compute({OpName::kAttentionOut, phase, layer}, ComputeKind::kGemm,
                                 cost.attention_out, {core});
     const OpIndex reduced = tp_reduce(phase, layer, tp_comm_overlap_ ? core : out);
-    const OpIndex mlp_norm = compute({OpName::kNorm, phase, layer}, ComputeKind::kElementwise,
-                                     cost.norm, {reduced, tp_comm_overlap_ ? out : kNoOp});
-    if (model_.is_moe_layer(layer)) return moe_forward(layer, phase, cost, mlp_norm);
+    ForwardLayerState state{layer, phase, kNoOp, kNoOp};
+    state.mlp_norm = compute({OpName::kNorm, phase, layer}, ComputeKind::kElementwise, cost.norm,
+                             {reduced, tp_comm_overlap_ ? out : kNoOp});
+    if (model_.is_moe_layer(layer)) {
+      const OpIndex router = compute({OpName::kRouter, phase, layer}, ComputeKind::kGemm,
+                                     cost.router, {state.mlp_norm});
+      state.dispatch = expert_all_to_all(OpName::kEpDispatch, phase, layer, true, router);
+    }
+    return state;
+  }
+
+  Frontier layer_forward_mlp(const ForwardLayerState& state) {
+    const std::int64_t layer = state.layer;
+    const Phase phase = state.phase;
+    const LayerCosts& cost = layer_figures(layer).costs;
+    const OpIndex mlp_norm = state.mlp_norm;
+    if (model_.is_moe_layer(layer)) {
+      // The shared experts run on the compute stream while the dispatch is in flight.
+      OpIndex shared = kNoOp;
+      if (model_.moe.shared_experts > 0) {
+        shared = compute({OpName::kSharedExperts, phase, layer}, ComputeKind::kGemm,
+                         cost.shared_experts, {mlp_norm});
+      }
+      // Each rank computes, on average, its own tokens' share of routed work (top-k experts).
+      const OpIndex experts = compute({OpName::kExperts, phase, layer}, ComputeKind::kGroupedGemm,
+                                      cost.routed_experts, {state.dispatch});
+      const OpIndex combine = expert_all_to_all(OpName::kEpCombine, phase, layer, false, experts);
+      return {combine, shared};
+    }
     const OpIndex mlp_in = sp_gather(phase, layer, mlp_norm);
     const OpIndex up = compute({OpName::kMlpUp, phase, layer}, ComputeKind::kGemm, cost.mlp_up,
                                {tp_comm_overlap_ ? mlp_norm : mlp_in});
@@ -282,23 +339,6 @@ class StageProgramGenerator {
                                  cost.mlp_down, {up, tp_comm_overlap_ ? mlp_in : kNoOp});
     if (tp_comm_overlap_) return {tp_reduce(phase, layer, up), down};
     return {tp_reduce(phase, layer, down), kNoOp};
-  }
-
-  // The MoE MLP: the shared experts run on the compute stream while the dispatch is in flight.
-  Frontier moe_forward(std::int64_t layer, Phase phase, const LayerCosts& cost, OpIndex norm) {
-    const OpIndex router =
-        compute({OpName::kRouter, phase, layer}, ComputeKind::kGemm, cost.router, {norm});
-    const OpIndex dispatch = expert_all_to_all(OpName::kEpDispatch, phase, layer, true, router);
-    OpIndex shared = kNoOp;
-    if (model_.moe.shared_experts > 0) {
-      shared = compute({OpName::kSharedExperts, phase, layer}, ComputeKind::kGemm,
-                       cost.shared_experts, {norm});
-    }
-    // Each rank computes, on average, its own tokens' share of routed work (top-k experts).
-    const OpIndex experts = compute({OpName::kExperts, phase, layer}, ComputeKind::kGroupedGemm,
-                                    cost.routed_experts, {dispatch});
-    const OpIndex combine = expert_all_to_all(OpName::kEpCombine, phase, layer, false, experts);
-    return {combine, shared};
   }
 
   // What the backward of a layer's MLP starts from: the incoming gradient, the recomputed
@@ -310,8 +350,25 @@ class StageProgramGenerator {
   };
 
   Frontier layer_backward(std::int64_t layer, Frontier in) {
-    const LayerCosts& cost = layer_figures(layer).costs;
-    const LayerParameters& params = layer_figures(layer).parameters;
+    BackwardLayerState state = layer_backward_begin(layer, in);
+    layer_backward_mlp(state);
+    return layer_backward_attention(state);
+  }
+
+  // A layer's backward in the three pieces DualPipe's overlap interleaves: its start (the
+  // recomputed forward, and the backward of the combine of an MoE layer), the MLP (the routed
+  // experts, the backward of the dispatch and the shared experts; a dense MLP whole), and the
+  // attention block (with the router of an MoE layer).
+  struct BackwardLayerState {
+    std::int64_t layer = 0;
+    MlpBackwardInputs mlp;
+    OpIndex combine = kNoOp;
+    OpIndex dispatch = kNoOp;
+    OpIndex shared = kNoOp;
+    OpIndex mlp_norm = kNoOp;
+  };
+
+  BackwardLayerState layer_backward_begin(std::int64_t layer, Frontier in) {
     const Phase bwd = Phase::kBackward;
     const ParameterGathers gathers = zero3_.for_layer(bwd, layer, in.main);
     if (layer > pass_layer_begin_) zero3_.prefetch(bwd, layer - 1, in.main);
@@ -320,36 +377,62 @@ class StageProgramGenerator {
       // Megatron's full (uniform, 1 layer) recomputation: the layer's forward runs again,
       // communication included, right before its backward.
       start = layer_forward(layer, Phase::kRecompute, {in.main, gathers.dense});
+    } else if (training_.recompute == Recompute::kNormAndMlaUp) {
+      // DeepSeek-V3 (section 3.3): the two RMSNorms and the MLA up-projections run again before
+      // the layer's backward, which needs their outputs; they are not stored.
+      const LayerCosts& cost = layer_figures(layer).costs;
+      const Phase re = Phase::kRecompute;
+      OpIndex last = compute({OpName::kNorm, re, layer}, ComputeKind::kElementwise, cost.norm,
+                             {in.main, gathers.dense});
+      const OpCost up = mla_up_projection_cost(model_, shape_);
+      if (up.flops > 0) last = compute({OpName::kQkv, re, layer}, ComputeKind::kGemm, up, {last});
+      last = compute({OpName::kNorm, re, layer}, ComputeKind::kElementwise, cost.norm, {last});
+      start = {last, kNoOp};
     }
-    const MlpBackwardInputs mlp{in, start, gathers};
-    const OpIndex mlp_norm = model_.is_moe_layer(layer)
-                                 ? moe_backward(layer, cost, params, mlp)
-                                 : dense_mlp_backward(layer, cost, params, mlp);
-    add_gradients(mlp_norm, params.norm, false);
-    return attention_backward(layer, cost, params, mlp_norm);
+    BackwardLayerState state;
+    state.layer = layer;
+    state.mlp = MlpBackwardInputs{in, start, gathers};
+    if (model_.is_moe_layer(layer))
+      state.combine = expert_all_to_all(OpName::kEpCombine, bwd, layer, true, in.main);
+    return state;
   }
 
-  // Returns the backward of the MLP's norm.
-  OpIndex moe_backward(std::int64_t layer, const LayerCosts& cost, const LayerParameters& params,
-                       const MlpBackwardInputs& mlp) {
+  void layer_backward_mlp(BackwardLayerState& state) {
+    const std::int64_t layer = state.layer;
+    const LayerCosts& cost = layer_figures(layer).costs;
+    const LayerParameters& params = layer_figures(layer).parameters;
+    if (!model_.is_moe_layer(layer)) {
+      state.mlp_norm = dense_mlp_backward(layer, cost, params, state.mlp);
+      return;
+    }
     const Phase bwd = Phase::kBackward;
-    const OpIndex combine = expert_all_to_all(OpName::kEpCombine, bwd, layer, true, mlp.in.main);
+    const MlpBackwardInputs& mlp = state.mlp;
     const OpIndex experts = backward_gemm({OpName::kExperts, bwd, layer}, ComputeKind::kGroupedGemm,
                                           cost.routed_experts,
-                                          {combine, mlp.recomputed.main, mlp.recomputed.side,
+                                          {state.combine, mlp.recomputed.main, mlp.recomputed.side,
                                            mlp.gathers.dense, mlp.gathers.routed_experts},
                                           params.routed_experts, true);
-    const OpIndex dispatch = expert_all_to_all(OpName::kEpDispatch, bwd, layer, false, experts);
-    OpIndex shared = kNoOp;
+    state.dispatch = expert_all_to_all(OpName::kEpDispatch, bwd, layer, false, experts);
     if (model_.moe.shared_experts > 0) {
-      shared = backward_gemm({OpName::kSharedExperts, bwd, layer}, ComputeKind::kGemm,
-                             cost.shared_experts, {mlp.in.main, mlp.recomputed.main},
-                             params.shared_experts, false);
+      state.shared = backward_gemm({OpName::kSharedExperts, bwd, layer}, ComputeKind::kGemm,
+                                   cost.shared_experts, {mlp.in.main, mlp.recomputed.main},
+                                   params.shared_experts, false);
     }
-    const OpIndex router = backward_gemm({OpName::kRouter, bwd, layer}, ComputeKind::kGemm,
-                                         cost.router, {dispatch}, params.router, false);
-    return compute({OpName::kNorm, bwd, layer}, ComputeKind::kElementwise, backward_cost(cost.norm),
-                   {router, shared});
+  }
+
+  Frontier layer_backward_attention(BackwardLayerState& state) {
+    const std::int64_t layer = state.layer;
+    const LayerCosts& cost = layer_figures(layer).costs;
+    const LayerParameters& params = layer_figures(layer).parameters;
+    if (model_.is_moe_layer(layer)) {
+      const Phase bwd = Phase::kBackward;
+      const OpIndex router = backward_gemm({OpName::kRouter, bwd, layer}, ComputeKind::kGemm,
+                                           cost.router, {state.dispatch}, params.router, false);
+      state.mlp_norm = compute({OpName::kNorm, bwd, layer}, ComputeKind::kElementwise,
+                               backward_cost(cost.norm), {router, state.shared});
+    }
+    add_gradients(state.mlp_norm, params.norm, false);
+    return attention_backward(layer, cost, params, state.mlp_norm);
   }
 
   // Returns the backward of the MLP's norm. tp_comm_overlap: each SP collective runs beside its
@@ -496,6 +579,93 @@ class StageProgramGenerator {
     }
   }
 
+  // Whether `forward` and `backward` form one of DualPipe's overlapped forward-and-backward
+  // chunks that dualpipe_overlap interleaves. Under ZeRO-3 the pair stays sequential: its
+  // parameter gathers follow one pass at a time.
+  bool interleaves(const StagePass& forward, const StagePass& backward) const {
+    return layout_.schedule == PipelineSchedule::kDualPipe && layout_.dualpipe_overlap &&
+           layout_.zero != 3 && forward.forward && forward.overlapped && !forward.weights_only &&
+           !backward.forward && !backward.weights_only && !backward.defers_weights;
+  }
+
+  // Labels what follows with `pass` (its micro-batch and chunk, and its layers for ZeRO-3).
+  void enter(const StagePass& pass) {
+    graph_.set_pass(pass.micro_batch, pass.chunk);
+    pass_layer_begin_ = pass.layer_begin;
+    pass_layer_end_ = pass.layer_end;
+  }
+
+  // DualPipe's overlapped forward and backward chunks (dualpipe.py's _forward_backward_chunk),
+  // interleaved as figure 4 of the report orders them. The forward's layers are paired with the
+  // backward's, first with first; in each pair of layers the compute stream runs
+  //   attention (F) | MLP (B) | MLP (F) | attention (B)
+  // while the expert stream runs, beside them,
+  //   combine (B)   | dispatch (F) | dispatch (B) | combine (F),
+  // each all-to-all beside the other chunk's compute. With constant pieces and all-to-alls of c
+  // each, a pair of MoE layers takes max(attention F, c) + max(MLP B, c) + max(MLP F, c) +
+  // max(attention B, c) (tests/executor). Layers left over when the chunks differ in length run
+  // after, one chunk at a time. The compute of a pair of layers with an all-to-all runs with the
+  // SMs the communication leaves (dualpipe_comm_sm_share). The forward's output leaves with the
+  // backward's, after both (its pass is send_after_next).
+  void forward_backward_pair(const StagePass& f, const StagePass& b) {
+    begin_pass(b);
+    buckets_.begin_backward_pass(b.reduces_gradients);
+    const OpLabel activation{OpName::kPpActivation, Phase::kForward, kNoLayer};
+    const OpLabel gradient{OpName::kPpGradient, Phase::kBackward, kNoLayer};
+    enter(f);
+    Frontier fcur;
+    if (f.receives()) {
+      fcur.main = graph_.add_receive(activation, Communicator::kPipeline, -f.downstream,
+                                     pipeline_bytes_, f.receive_tag(), {}, f.downstream < 0);
+    } else {
+      fcur = embedding_forward();
+    }
+    if (start_gate_ != kNoOp) {
+      fcur.side = start_gate_;
+      start_gate_ = kNoOp;
+    }
+    enter(b);
+    Frontier bcur;
+    if (b.receives()) {
+      bcur.main = graph_.add_receive(gradient, Communicator::kPipeline, b.downstream,
+                                     pipeline_bytes_, b.receive_tag(), {}, b.downstream < 0);
+    } else {
+      bcur = head_backward(bcur);
+    }
+    std::int64_t fl = f.layer_begin;
+    std::int64_t bl = b.layer_end - 1;
+    for (; fl < f.layer_end && bl >= b.layer_begin; ++fl, --bl) {
+      beside_all_to_all_ = layout_.ep > 1 && (model_.is_moe_layer(fl) || model_.is_moe_layer(bl));
+      enter(b);
+      BackwardLayerState bs = layer_backward_begin(bl, bcur);
+      enter(f);
+      const ForwardLayerState fs = layer_forward_attention(fl, Phase::kForward, fcur);
+      enter(b);
+      layer_backward_mlp(bs);
+      enter(f);
+      fcur = layer_forward_mlp(fs);
+      enter(b);
+      bcur = layer_backward_attention(bs);
+    }
+    beside_all_to_all_ = false;
+    enter(f);
+    for (; fl < f.layer_end; ++fl)
+      fcur = layer_forward(fl, Phase::kForward, fcur);
+    if (!f.sends()) head_forward(fcur);
+    enter(b);
+    for (; bl >= b.layer_begin; --bl)
+      bcur = layer_backward(bl, bcur);
+    if (!b.sends()) embedding_backward(bcur);
+    pass_end_ = graph_.last_op();
+    if (b.sends()) {
+      graph_.add_send(gradient, Communicator::kPipeline, -b.downstream, pipeline_bytes_,
+                      b.send_tag(), {bcur.main, bcur.side}, b.downstream < 0);
+    }
+    last_backward_op_ = graph_.last_op();
+    buckets_.end_backward_pass();
+    if (f.sends()) send_held(HeldSend{f, fcur}, pass_end_);
+  }
+
   // DualPipe: a forward's output sent after the pass that followed it (dualpipe.py sends the
   // outputs of an overlapped forward and backward together, after both).
   struct HeldSend {
@@ -555,6 +725,27 @@ class StageProgramGenerator {
     buckets_.end_backward_pass();
   }
 
+  // DualPipe: rank s and rank pp - 1 - s hold copies of the same two stages (rank s's chunk 0 is
+  // the other's chunk 1), and each copy's gradients cover only the micro-batches that entered at
+  // its end; the two are summed before the optimizer (deepseek-ai/DualPipe,
+  // examples/example_dualpipe.py, "Check grads": p0.grad += the mirror's p1.grad and the other way
+  // round). A 2-rank AllReduce moves each rank's buffer once each way (2 (n - 1) / n = 1), here as
+  // an exchange with the mirror on the pipeline communicator, after the data-parallel reductions:
+  // of the shard this rank updates (`parameters`, ZeRO >= 1), or of every gradient (ZeRO 0).
+  // Returns the receive, which the optimizer waits for.
+  OpIndex sum_mirrored_gradients(const std::vector<OpIndex>& after, double parameters) {
+    const int offset = layout_.pp - 1 - 2 * stage_;
+    const std::int64_t bytes =
+        std::llround(parameters * static_cast<double>(element_bytes(training_.precision)));
+    // A tag no pass uses: pass tags stay below micro-batches x virtual stages x 2.
+    const std::int64_t tag = spec_.micro_batches() * virtual_stages_ * 2;
+    const OpLabel label{OpName::kDpGradients, Phase::kOptimizer, kNoLayer};
+    // The reductions run one after another on their stream: the last issued ends last.
+    const OpIndex last = *std::max_element(after.begin(), after.end());
+    graph_.add_send(label, Communicator::kPipeline, offset, bytes, tag, {last});
+    return graph_.add_receive(label, Communicator::kPipeline, offset, bytes, tag, {});
+  }
+
   void optimizer_step() {
     graph_.set_pass(kNoMicroBatch, 0);
     buckets_.issue_deferred_reductions(last_backward_op_);
@@ -569,6 +760,8 @@ class StageProgramGenerator {
     }
     std::vector<OpIndex> deps = buckets_.reductions();
     if (deps.empty()) deps.push_back(last_backward_op_);
+    if (layout_.schedule == PipelineSchedule::kDualPipe)
+      deps.push_back(sum_mirrored_gradients(deps, dense + expert));
     const OpLabel label{OpName::kOptimizerStep, Phase::kOptimizer, kNoLayer};
     const OpCost cost = optimizer_step_cost(dense + expert, shape_.element_bytes);
     const OpIndex step =
@@ -615,6 +808,9 @@ class StageProgramGenerator {
     bool split = false;  // a weight-gradient operation to add (else `after` computed them)
   };
   bool deferring_ = false;
+  // Inside an interleaved pair of layers with an expert all-to-all (forward_backward_pair): GEMMs
+  // and attention run on the SMs the communication kernels leave.
+  bool beside_all_to_all_ = false;
   std::vector<PendingWeight> pending_weights_;
   std::deque<std::vector<PendingWeight>> deferred_weights_;
   std::optional<HeldSend> held_send_;
@@ -656,13 +852,16 @@ std::vector<std::vector<std::int64_t>> expert_traffic_matrices(const WorkloadSpe
   const auto& m = spec.model;
   if (!m.moe_enabled || p.ep == 1) return {};
   const bool relayed = m.moe.dispatch == ExpertDispatch::kRelayed;
-  const bool skewed = spec.training.routing_skew > 0 && m.moe.capacity_factor <= 0;
+  const bool skewed = skewed_load(spec) && m.moe.capacity_factor <= 0;
   if (!skewed && !relayed) return {};
   const std::int64_t tokens =
       spec.training.micro_batch * spec.training.seq_len / p.cp / (p.sequence_parallel() ? p.tp : 1);
   const std::int64_t token_bytes = m.hidden * element_bytes(spec.training.precision);
   const std::int64_t send = tokens * m.moe.top_k * token_bytes;
-  std::vector<double> shares = expert_rank_shares(m.moe.experts, p.ep, spec.training.routing_skew);
+  std::vector<double> shares =
+      m.moe.expert_load.empty()
+          ? expert_rank_shares(m.moe.experts, p.ep, spec.training.routing_skew)
+          : expert_rank_shares(m.moe.expert_load, p.ep);
   if (m.moe.max_nodes_per_token == 0 && !relayed) {
     return {expert_traffic_matrix(send, shares, false), expert_traffic_matrix(send, shares, true)};
   }

@@ -37,6 +37,8 @@ std::string_view to_string(Recompute r) {
       return "selective";
     case Recompute::kFull:
       return "full";
+    case Recompute::kNormAndMlaUp:
+      return "norm_and_mla_up";
   }
   return "?";
 }
@@ -67,7 +69,7 @@ void read_mla(const config::Node& n, MlaShape& mla) {
 
 void read_moe(const config::Node& n, MoeShape& moe) {
   n.allow_keys({"experts", "top_k", "shared_experts", "expert_ffn", "dense_layers",
-                "capacity_factor", "max_nodes_per_token", "dispatch"});
+                "capacity_factor", "max_nodes_per_token", "dispatch", "expert_load"});
   if (auto v = n.find("experts")) moe.experts = v->as_int(1, kMaxDim);
   if (auto v = n.find("top_k")) moe.top_k = v->as_int(1, kMaxDim);
   if (auto v = n.find("shared_experts")) moe.shared_experts = v->as_int(0, kMaxDim);
@@ -85,6 +87,20 @@ void read_moe(const config::Node& n, MoeShape& moe) {
   if (moe.top_k > moe.experts) {
     n.at("top_k").fail_with(
         fmt::format("top_k {} is more than the {} experts", moe.top_k, moe.experts));
+  }
+  if (auto v = n.find("expert_load")) {
+    if (!v->is_sequence()) v->fail("a list of non-negative numbers, one per routed expert");
+    moe.expert_load.clear();
+    double total = 0;
+    for (const config::Node& item : v->items()) {
+      moe.expert_load.push_back(item.as_double(0.0));
+      total += moe.expert_load.back();
+    }
+    if (static_cast<std::int64_t>(moe.expert_load.size()) != moe.experts) {
+      v->fail_with(fmt::format("{} loads for {} routed experts: give one per expert",
+                               moe.expert_load.size(), moe.experts));
+    }
+    if (!(total > 0)) v->fail_with("every expert's load is zero: no token would be routed");
   }
 }
 
@@ -213,7 +229,7 @@ std::array<OrderDim, 5> read_order(const config::Node& n) {
 
 ParallelLayout read_parallelism(const config::Node& n) {
   n.allow_keys({"tp", "pp", "dp", "ep", "cp", "sp", "tp_comm_overlap", "vpp", "zero", "schedule",
-                "order", "cp_mode"});
+                "order", "cp_mode", "dualpipe_overlap", "dualpipe_comm_sm_share"});
   ParallelLayout p;
   auto dim = [&](const char* key, int& out) {
     if (auto v = n.find(key)) out = static_cast<int>(v->as_int(1, 1 << 20));
@@ -245,6 +261,12 @@ ParallelLayout read_parallelism(const config::Node& n) {
   } else if (p.vpp > 1) {
     p.schedule = PipelineSchedule::kInterleaved;
   }
+  for (const char* key : {"dualpipe_overlap", "dualpipe_comm_sm_share"}) {
+    if (auto v = n.find(key); v && p.schedule != PipelineSchedule::kDualPipe)
+      v->fail_with(fmt::format("{} needs schedule: dualpipe", key));
+  }
+  if (auto v = n.find("dualpipe_overlap")) p.dualpipe_overlap = v->as_bool();
+  if (auto v = n.find("dualpipe_comm_sm_share")) p.dualpipe_comm_sm_share = v->as_double(0.0, 0.9);
   if (auto v = n.find("cp_mode")) {
     p.cp_mode = v->as_choice({"ring", "ulysses"}) == "ring" ? CpMode::kRing : CpMode::kUlysses;
   }
@@ -269,10 +291,11 @@ TrainingConfig read_training(const config::Node& n) {
                                 : Precision::kFp32;
   }
   if (auto v = n.find("recompute")) {
-    const std::string s = v->as_choice({"none", "selective", "full"});
+    const std::string s = v->as_choice({"none", "selective", "full", "norm_and_mla_up"});
     t.recompute = s == "none"        ? Recompute::kNone
                   : s == "selective" ? Recompute::kSelective
-                                     : Recompute::kFull;
+                  : s == "full"      ? Recompute::kFull
+                                     : Recompute::kNormAndMlaUp;
   }
   if (auto v = n.find("grad_bucket")) t.grad_bucket = v->as_bytes(Bytes(1));
   if (auto v = n.find("overlap_grad_reduce")) t.overlap_grad_reduce = v->as_bool();
@@ -437,6 +460,10 @@ WorkloadSpec parse_workload(const config::Node& root) {
   spec.training = read_training(tr);
   spec.compute = parse_compute(root.at("compute"), spec.training.precision);
   check_layout(par, tr, spec.model, spec.parallel, spec.training);
+  if (!spec.model.moe.expert_load.empty() && spec.training.routing_skew > 0) {
+    tr.at("routing_skew")
+        .fail_with("model.moe.expert_load already sets each expert's load: drop routing_skew");
+  }
   check_expert_order(par, spec.parallel);
   return spec;
 }

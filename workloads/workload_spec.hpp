@@ -26,7 +26,10 @@ namespace stepsim::workloads {
 
 enum class PipelineSchedule : std::uint8_t { kGpipe, kOneFOneB, kInterleaved, kDualPipe };
 enum class CpMode : std::uint8_t { kRing, kUlysses };
-enum class Recompute : std::uint8_t { kNone, kSelective, kFull };
+// What the backward recomputes instead of storing: nothing; the attention core (selective,
+// Korthikanti et al.); every layer's forward (full); or the norms and MLA up-projections
+// (norm_and_mla_up: DeepSeek-V3, arXiv 2412.19437 section 3.3).
+enum class Recompute : std::uint8_t { kNone, kSelective, kFull, kNormAndMlaUp };
 // The parallel dimensions of the rank order.
 enum class OrderDim : std::uint8_t { kTp, kCp, kEp, kDp, kPp };
 
@@ -45,6 +48,14 @@ struct ParallelLayout {
   int zero = 0;  // 0: DDP; 1: optimizer states sharded (Megatron's distributed optimizer);
                  // 2: + gradients; 3: + parameters (FSDP)
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  // DualPipe's overlapped forward-and-backward chunks (arXiv 2412.19437 section 3.2.1, figure 4):
+  // true interleaves each such pair layer by layer, so that one chunk's expert all-to-alls run
+  // beside the other chunk's attention and MLP; false issues the forward, then the backward.
+  bool dualpipe_overlap = true;
+  // The share of the device's multiprocessors that the expert all-to-all kernels hold while they
+  // overlap compute in such a pair: 20 of the H800's 132 (section 3.2.2). The GEMMs and attention
+  // kernels of an overlapped pair with an all-to-all run 1 / (1 - share) times longer.
+  double dualpipe_comm_sm_share = 20.0 / 132.0;
   CpMode cp_mode = CpMode::kRing;
   std::array<OrderDim, 5> order = {OrderDim::kTp, OrderDim::kCp, OrderDim::kEp, OrderDim::kDp,
                                    OrderDim::kPp};

@@ -6,6 +6,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <tuple>
+
 #include "sim/common/config.hpp"
 #include "sim/engine/flow_network.hpp"
 #include "topology/load_topology.hpp"
@@ -226,9 +230,13 @@ TEST(Executor, DualPipeBubbleFollowsDeepSeekV3Formula) {
   const auto b = runs_of(run->workload, 1, 0, 0, Phase::kBackward);
   const auto split = runs_of(run->workload, 1, 7, 1, Phase::kBackward);
   ASSERT_EQ(f.size(), 1u);
-  ASSERT_EQ(b.size(), 1u);
+  ASSERT_FALSE(b.empty());
   ASSERT_EQ(split.size(), 2u);
-  const Time F = f[0], B = b[0], W = split[1];
+  const Time F = f[0], W = split[1];
+  // Micro-batch 0's backward runs in an F&B pair, interleaved with a forward layer by layer.
+  Time B;
+  for (const Time part : b)
+    B += part;
   // The two halves make the full backward, and the input half costs a forward (each operation's
   // time is rounded to the picosecond).
   EXPECT_NEAR(static_cast<double>((split[0] + split[1] - B).picoseconds()), 0.0, 20.0);
@@ -241,6 +249,158 @@ TEST(Executor, DualPipeBubbleFollowsDeepSeekV3Formula) {
       << " (F " << format_time(F) << ", B " << format_time(B) << ", W " << format_time(W) << ")";
   // Against 1F1B on the same stages: (p - 1)(F + B).
   EXPECT_LT(not_computing, (F + B) * (p - 1));
+}
+
+// Every operation of the detail ranks, by rank and program index.
+class Recorder final : public OpListener {
+ public:
+  void on_op(const OpRecord& record) override {
+    if (record.rank == 0) records[record.index] = {record.start, record.end};
+  }
+  std::map<std::uint32_t, std::pair<Time, Time>> records;
+};
+
+// DualPipe on 4 GPUs: pp 2, ep 2 (= dp), 2 MoE layers of top-2 over 4 experts per stage. The
+// expert peers (ranks 0-1, 2-3) are joined by a link of `ep_bandwidth` each way, the pipeline
+// peers (0-2, 1-3) by a link so fast that transfers cost nothing (a switch joins all four for
+// connectivity; no route of this program crosses it); GEMMs and the expert GEMMs carry the cost
+// (the embedding, output layer, loss, norms and attention core are free).
+std::string dualpipe_moe_scenario(const std::string& ep_bandwidth, const std::string& extra) {
+  std::string text =
+      "topology:\n  nodes:\n    - {name: \"gpu{}\", kind: accelerator, count: 4}\n"
+      "    - {name: sw, kind: switch}\n  links:\n";
+  for (int i = 0; i < 4; ++i) {
+    text += fmt::format(
+        "    - {{from: gpu{}, to: sw, bandwidth: 1GB/s, latency: 0ns, duplex: true}}\n", i);
+  }
+  for (const auto& [a, b, bw] :
+       {std::tuple{0, 1, ep_bandwidth}, std::tuple{2, 3, ep_bandwidth},
+        std::tuple{0, 2, std::string("1000TB/s")}, std::tuple{1, 3, std::string("1000TB/s")}}) {
+    text += fmt::format(
+        "    - {{from: gpu{}, to: gpu{}, bandwidth: {}, latency: 0ns, duplex: true}}\n", a, b, bw);
+  }
+  return text +
+         "model: {layers: 4, hidden: 1024, heads: 8, ffn: 4096, vocab: 64, gated_mlp: false,\n"
+         "        moe: {experts: 4, top_k: 2, expert_ffn: 1024, dense_layers: 0}}\n"
+         "compute: {device: h100, launch_overhead: 0us, kernel_times: " STEPSIM_SOURCE_DIR
+         "/tests/inputs/kernels/dualpipe_equal.yaml}\n"
+         "parallelism: {pp: 2, dp: 2, ep: 2, schedule: dualpipe" +
+         extra + "}\ntraining: {seq_len: 1024, micro_batch: 1, global_batch: 16}\n";
+}
+
+// Compute time of the operations of one layer of (micro-batch, chunk, phase) with these names.
+Time piece(const workloads::Program& program, int micro_batch, int chunk, Phase phase, int layer,
+           std::initializer_list<workloads::OpName> names) {
+  Time total;
+  for (const auto& op : program.ops) {
+    if (op.kind != OpKind::kCompute || op.micro_batch != micro_batch || op.chunk != chunk ||
+        op.phase != phase || op.layer != layer)
+      continue;
+    if (std::find(names.begin(), names.end(), op.name) != names.end()) total += op.duration;
+  }
+  return total;
+}
+
+// Span of the compute of (micro-batch, chunk) forward and (micro-batch, chunk) backward on rank
+// 0: first start to last end.
+Time pair_span(const workloads::Program& program, const Recorder& recorder, int f_micro_batch,
+               int f_chunk, int b_micro_batch, int b_chunk) {
+  Time first = Time::max(), last;
+  for (std::uint32_t i = 0; i < program.ops.size(); ++i) {
+    const auto& op = program.ops[i];
+    const bool mine =
+        op.kind == OpKind::kCompute &&
+        ((op.phase == Phase::kForward && op.micro_batch == f_micro_batch && op.chunk == f_chunk) ||
+         (op.phase == Phase::kBackward && op.micro_batch == b_micro_batch && op.chunk == b_chunk));
+    if (!mine) continue;
+    const auto& [start, end] = recorder.records.at(i);
+    first = std::min(first, start);
+    last = std::max(last, end);
+  }
+  return last - first;
+}
+
+TEST(Executor, DualPipeOverlapTakesTheMaxOfEachComputePieceAndTheAllToAllBesideIt) {
+  // DualPipe's F&B chunks interleaved as figure 4 of arXiv 2412.19437 orders them: per pair of
+  // layers the compute stream runs attention F | MLP B | MLP F | attention B while the expert
+  // stream runs combine B | dispatch F | dispatch B | combine F. Each boundary waits for both the
+  // compute piece and the all-to-all beside it, so on an idle network a pair of layers takes
+  // max(aF, c) + max(mB, c) + max(mF, c) + max(aB, c), c an all-to-all: its send buffer S over
+  // 2 ranks moves S / 2 across the link, c = S / 2 / bandwidth. Rank 0's overlapped pair of
+  // forward micro-batch 2 (chunk 0, layers 0-1, from the embedding) and backward micro-batch 5
+  // (chunk 1, layers 3-2, from the loss) receives nothing, so nothing but the pair sets its span.
+  // The communication's SMs are left out here (dualpipe_comm_sm_share: 0). The bandwidth puts c
+  // between the pieces: some slots wait for the all-to-all, others for compute.
+  Recorder recorder;
+  const std::string text = dualpipe_moe_scenario("70GB/s", ", dualpipe_comm_sm_share: 0");
+  auto doc = config::Document::parse(text, "test.yaml");
+  auto topo = topology::load_topology(doc.root().at("topology"));
+  auto spec = workloads::parse_workload(doc.root());
+  workloads::validate_layout(spec, 4);
+  const workloads::Workload workload(spec);
+  Executor executor(workload, topo, ideal_options({0}), &recorder);
+  const ExecutionResult result = executor.run();
+  const workloads::Program& program = workload.stage_program(0);
+  using workloads::OpName;
+  const Phase fwd = Phase::kForward, bwd = Phase::kBackward;
+  std::int64_t all_to_all_bytes = 0;
+  for (const auto& op : program.ops)
+    if (op.name == OpName::kEpDispatch) all_to_all_bytes = op.bytes;
+  const Time c = Time::from_seconds(static_cast<double>(all_to_all_bytes) / 2 / 70e9);
+  Time expected;
+  const std::initializer_list<OpName> attention = {
+      OpName::kNorm, OpName::kQkv, OpName::kAttentionCore, OpName::kAttentionOut, OpName::kRouter};
+  const std::initializer_list<OpName> mlp = {OpName::kExperts, OpName::kSharedExperts};
+  for (const auto& [fl, bl] : {std::pair{0, 3}, std::pair{1, 2}}) {
+    const Time af = piece(program, 2, 0, fwd, fl, attention);
+    const Time mb = piece(program, 5, 1, bwd, bl, mlp);
+    const Time mf = piece(program, 2, 0, fwd, fl, mlp);
+    const Time ab = piece(program, 5, 1, bwd, bl, attention);
+    // The bandwidth puts c inside the range of the pieces (the formula's maxima go both ways),
+    // and below the last piece, whose end is the span's end.
+    const std::string pieces =
+        fmt::format("aF {}, mB {}, mF {}, aB {}, c {}", format_time(af), format_time(mb),
+                    format_time(mf), format_time(ab), format_time(c));
+    ASSERT_LT(af, c) << pieces;
+    ASSERT_GT(mb, c) << pieces;
+    ASSERT_LT(mf, c) << pieces;
+    ASSERT_GT(ab, c) << pieces;
+    expected += std::max(af, c) + std::max(mb, c) + std::max(mf, c) + std::max(ab, c);
+  }
+  const Time span = pair_span(program, recorder, 2, 0, 5, 1);
+  EXPECT_NEAR(ratio(span, expected), 1.0, 1e-6)
+      << "pair " << format_time(span) << ", expected " << format_time(expected);
+
+  // Issued forward then backward (dualpipe_overlap: false), each all-to-all waits in line: the
+  // same pair takes longer, and the step too.
+  Recorder sequential;
+  auto doc2 = config::Document::parse(
+      dualpipe_moe_scenario("70GB/s", ", dualpipe_comm_sm_share: 0, dualpipe_overlap: false"),
+      "test.yaml");
+  auto spec2 = workloads::parse_workload(doc2.root());
+  workloads::validate_layout(spec2, 4);
+  const workloads::Workload workload2(spec2);
+  Executor executor2(workload2, topo, ideal_options({0}), &sequential);
+  const ExecutionResult result2 = executor2.run();
+  EXPECT_GT(pair_span(workload2.stage_program(0), sequential, 2, 0, 5, 1), span);
+  EXPECT_LT(result.step_time, result2.step_time);
+}
+
+TEST(Executor, DualPipeOverlapSlowsTheComputeBesideAnAllToAllByTheSmsItTakes) {
+  // DeepSeek-V3 (arXiv 2412.19437 section 3.2.2) gives the dispatch and combine kernels 20 of the
+  // H800's 132 SMs: in an overlapped pair, GEMMs and attention run 132 / 112 times longer than
+  // the same kernels outside (here rank 0's forward of micro-batch 0, which no backward pairs).
+  const auto run = simulate(dualpipe_moe_scenario("100GB/s", ""), ideal_options({0}));
+  const workloads::Program& program = run->workload.stage_program(0);
+  using workloads::OpName;
+  for (const OpName name : {OpName::kQkv, OpName::kAttentionOut, OpName::kExperts}) {
+    const Time alone = piece(program, 0, 0, Phase::kForward, 0, {name});
+    const Time paired = piece(program, 2, 0, Phase::kForward, 0, {name});
+    ASSERT_GT(alone, Time::zero());
+    EXPECT_NEAR(static_cast<double>(paired.picoseconds()),
+                static_cast<double>(alone.picoseconds()) * 132.0 / 112.0, 1.0)
+        << workloads::to_string(name);
+  }
 }
 
 // Bytes the step put on InfiniBand: the links from a NIC into the fabric.

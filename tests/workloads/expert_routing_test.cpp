@@ -21,6 +21,49 @@ constexpr int kEp = 64;
 constexpr int kNodes = 8;
 constexpr std::int64_t kTopK = 8;
 
+TEST(ExpertRouting, ALoadTableSetsEachRanksShare) {
+  // 8 experts over ep 4 (2 each) with loads 1..8 (sum 36): rank j receives the loads of experts
+  // 2j and 2j + 1, (4j + 3) / 36. A table of (e + 1)^-s gives routing_skew s's shares exactly.
+  const std::vector<double> load = {1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<double> shares = expert_rank_shares(load, 4);
+  ASSERT_EQ(shares.size(), 4u);
+  for (int j = 0; j < 4; ++j)
+    EXPECT_DOUBLE_EQ(shares[static_cast<std::size_t>(j)], (4.0 * j + 3) / 36) << j;
+  std::vector<double> zipf;
+  for (int e = 0; e < 8; ++e)
+    zipf.push_back(std::pow(e + 1.0, -1.2));
+  const std::vector<double> from_table = expert_rank_shares(zipf, 4);
+  const std::vector<double> from_skew = expert_rank_shares(8, 4, 1.2);
+  for (std::size_t j = 0; j < 4; ++j)
+    EXPECT_DOUBLE_EQ(from_table[j], from_skew[j]) << j;
+}
+
+TEST(ExpertRouting, ALoadTableDrivesTheDispatchMatrix) {
+  // model.moe.expert_load in place of routing_skew: the dispatch becomes an AllToAllv whose row
+  // sends T k h bytes split as the table says (T = 1024 tokens, k = 2, h = 1024, 2 bytes), and
+  // the combine is its transpose.
+  const auto spec = workload_of(
+      "{layers: 2, hidden: 1024, heads: 16, vocab: 32000, ffn: 4096,\n"
+      " moe: {experts: 8, top_k: 2, expert_ffn: 2048, dense_layers: 1,\n"
+      "       expert_load: [1, 2, 3, 4, 5, 6, 7, 8]}}",
+      "{ep: 4, dp: 4}", "{seq_len: 1024, micro_batch: 1, global_batch: 4}");
+  const Workload w(spec);
+  const std::int64_t tkh_bytes = 1024LL * 2 * 1024 * 2;
+  bool allv = false;
+  for (const auto& op : w.program(0).ops)
+    allv = allv || (op.name == OpName::kEpDispatch && op.collective == CollectiveKind::kAllToAllv);
+  EXPECT_TRUE(allv);
+  const auto& dispatch = w.traffic_matrix(0);
+  ASSERT_EQ(dispatch.size(), 16u);
+  for (int j = 0; j < 4; ++j) {
+    EXPECT_EQ(dispatch[static_cast<std::size_t>(j)],
+              std::llround(static_cast<double>(tkh_bytes) * (4.0 * j + 3) / 36))
+        << j;
+    EXPECT_EQ(w.traffic_matrix(1)[static_cast<std::size_t>(j * 4)],
+              dispatch[static_cast<std::size_t>(j)]);
+  }
+}
+
 std::vector<int> nodes_of_eight(int ranks) {
   std::vector<int> domain(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r)

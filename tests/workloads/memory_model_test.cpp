@@ -31,6 +31,28 @@ TEST(MemoryModel, ActivationsPerLayerFollowKorthikanti) {
   EXPECT_DOUBLE_EQ(layer_activation_bytes(workload_of("gpt3-175b", "{}", tr + "}"), 0), 114 * sbh);
 }
 
+TEST(MemoryModel, DeepSeekRecomputationDropsTheNormOutputsAndMlaProjections) {
+  // recompute: norm_and_mla_up (DeepSeek-V3, arXiv 2412.19437 section 3.3) against selective, per
+  // layer, no TP: the two norms' outputs (2 + 2 sbh) and, with MLA, the queries, keys and values
+  // (2 + 2 + 2 sbh) are recomputed; the latents stay, 2 (q_lora 1536 + kv_lora 512 + rope 64) /
+  // h sbh. A dense layer of DeepSeek-V3 (layer 0, h = 7168, s = 4096): selective keeps
+  // 10 + 8 + 6 x 18432 / 7168 sbh, the new mode 10 - 4 + 4224 / 7168 + 2 + 6 x 18432 / 7168.
+  // GPT-3 has no MLA: only the norms' 4 sbh go.
+  const std::string tr = "{seq_len: 4096, global_batch: 8, recompute: ";
+  const double h = 7168, sbh = 4096.0 * h;
+  const double selective =
+      layer_activation_bytes(workload_of("deepseek-v3", "{}", tr + "selective}"), 0);
+  EXPECT_DOUBLE_EQ(selective, (18 + 6 * 18432 / h) * sbh);
+  EXPECT_DOUBLE_EQ(
+      layer_activation_bytes(workload_of("deepseek-v3", "{}", tr + "norm_and_mla_up}"), 0),
+      (6 + 2 * 2112 / h + 2 + 6 * 18432 / h) * sbh);
+  const double gpt_sbh = 4096.0 * 12288;
+  EXPECT_DOUBLE_EQ(
+      layer_activation_bytes(workload_of("gpt3-175b", "{}", tr + "selective}"), 0) -
+          layer_activation_bytes(workload_of("gpt3-175b", "{}", tr + "norm_and_mla_up}"), 0),
+      4 * gpt_sbh);
+}
+
 TEST(MemoryModel, ZeroStagesShardStatesOverDataParallelRanks) {
   // Llama 3 8B (8,030,261,248 parameters) on dp 8: 2 + 2 + 12 bytes per parameter; ZeRO-1
   // shards the 12, ZeRO-2 also the gradient's 2, ZeRO-3 everything.

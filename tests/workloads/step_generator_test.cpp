@@ -1,6 +1,7 @@
 // The generated step against the closed forms of docs/design.md ("Reference formulas"): bytes of
 // each collective per step for every strategy alone and combined, FLOPs per step, and a replay of
 // all ranks' programs that proves every collective and transfer matches and nothing stalls.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -9,6 +10,7 @@
 
 #include "sim/common/config.hpp"
 #include "sim/common/input_error.hpp"
+#include "workloads/memory_model.hpp"
 #include "workloads/model.hpp"
 #include "workloads/step_generator.hpp"
 #include "workloads/workload.hpp"
@@ -243,6 +245,96 @@ TEST(StepGenerator, RoutingSkewTurnsAllToAllIntoAllToAllvWithAMatrix) {
   EXPECT_EQ(replay(w), "");
 }
 
+// The runs of compute operations of forward (micro-batch f, chunk fc) and backward (micro-batch
+// b, chunk bc) in a program, in order, as "F<layer>" and "B<layer>" (layer -1: the embedding or
+// the output layer and loss), and the order of their expert all-to-alls as "<name> F|B<layer>".
+std::pair<std::vector<std::string>, std::vector<std::string>> pair_order(const Program& p, int f,
+                                                                         int fc, int b, int bc) {
+  std::vector<std::string> compute, expert;
+  for (const auto& op : p.ops) {
+    const bool fwd = op.phase == Phase::kForward && op.micro_batch == f && op.chunk == fc;
+    const bool bwd = op.phase == Phase::kBackward && op.micro_batch == b && op.chunk == bc;
+    if (!fwd && !bwd) continue;
+    const std::string run = (fwd ? "F" : "B") + std::to_string(op.layer);
+    if (op.kind == OpKind::kCompute && (compute.empty() || compute.back() != run))
+      compute.push_back(run);
+    if (op.stream == Stream::kEp) expert.push_back(std::string(to_string(op.name)) + " " + run);
+  }
+  return {compute, expert};
+}
+
+TEST(StepGenerator, DualPipeOverlapInterleavesTheForwardAndBackwardChunksAsFigure4) {
+  // pp 2, ep 2 = dp 2, 4 MoE layers (2 per stage), 8 micro-batches under DualPipe. Rank 0's
+  // overlapped pair of forward micro-batch 2 (chunk 0: the embedding, layers 0-1) and backward
+  // micro-batch 5 (chunk 1: the loss and output layer, layers 3-2): figure 4 of arXiv 2412.19437
+  // pairs layer 0 with layer 3 and layer 1 with layer 2, the compute stream running attention
+  // (F), MLP (B), MLP (F), attention (B) while the expert stream runs combine (B), dispatch (F),
+  // dispatch (B), combine (F). With dualpipe_overlap: false the forward runs whole, then the
+  // backward.
+  const char* moe =
+      "model: {layers: 4, hidden: 1024, heads: 16, vocab: 32000, ffn: 4096, gated_mlp: true,\n"
+      "        moe: {experts: 8, top_k: 2, expert_ffn: 2048, dense_layers: 0}}\n";
+  const char* training = "{seq_len: 1024, micro_batch: 1, global_batch: 16}";
+  const auto overlapped = spec_of(moe, "{pp: 2, ep: 2, dp: 2, schedule: dualpipe}", training);
+  const auto [compute, expert] = pair_order(generate_stage_program(overlapped, 0), 2, 0, 5, 1);
+  EXPECT_EQ(compute, (std::vector<std::string>{"F-1", "B-1", "F0", "B3", "F0", "B3", "F1", "B2",
+                                               "F1", "B2"}));
+  EXPECT_EQ(expert, (std::vector<std::string>{"ep_combine B3", "ep_dispatch F0", "ep_dispatch B3",
+                                              "ep_combine F0", "ep_combine B2", "ep_dispatch F1",
+                                              "ep_dispatch B2", "ep_combine F1"}));
+  EXPECT_EQ(replay(Workload(overlapped)), "");
+  const auto sequential =
+      spec_of(moe, "{pp: 2, ep: 2, dp: 2, schedule: dualpipe, dualpipe_overlap: false}", training);
+  const auto [compute2, expert2] = pair_order(generate_stage_program(sequential, 0), 2, 0, 5, 1);
+  EXPECT_EQ(compute2, (std::vector<std::string>{"F-1", "F0", "F1", "B-1", "B3", "B2"}));
+  EXPECT_EQ(expert2, (std::vector<std::string>{"ep_dispatch F0", "ep_combine F0", "ep_dispatch F1",
+                                               "ep_combine F1", "ep_combine B3", "ep_dispatch B3",
+                                               "ep_combine B2", "ep_dispatch B2"}));
+  EXPECT_EQ(replay(Workload(sequential)), "");
+  // The overlap reorders and (with the communication's SMs) lengthens operations; it adds none.
+  EXPECT_EQ(generate_stage_program(overlapped, 0).ops.size(),
+            generate_stage_program(sequential, 0).ops.size());
+}
+
+TEST(StepGenerator, DualPipeOverlapNeedsDualPipe) {
+  EXPECT_THROW(spec_of(kSmallModel, "{pp: 2, dualpipe_overlap: true}",
+                       "{seq_len: 1024, micro_batch: 1, global_batch: 8}"),
+               InputError);
+  EXPECT_THROW(spec_of(kSmallModel, "{pp: 2, schedule: dualpipe, dualpipe_comm_sm_share: 1.5}",
+                       "{seq_len: 1024, micro_batch: 1, global_batch: 8}"),
+               InputError);
+}
+
+TEST(StepGenerator, DualPipeSumsTheGradientsOfTheMirroredCopies) {
+  // DualPipe, pp 4: rank s holds stages s and 3 - s, as does rank 3 - s (deepseek-ai/DualPipe,
+  // examples/example_dualpipe.py sums p0.grad and the mirror's p1.grad). After the data-parallel
+  // reductions each rank exchanges its gradients with rank 3 - s, a 2-rank AllReduce moving the
+  // buffer once each way: every gradient it holds in 2 bytes (ZeRO 0), or the 1/dp shard it
+  // updates (ZeRO 1).
+  for (const int zero : {0, 1}) {
+    const auto spec =
+        spec_of(kSmallModel, fmt::format("{{pp: 4, dp: 2, zero: {}, schedule: dualpipe}}", zero),
+                "{seq_len: 1024, micro_batch: 1, global_batch: 16}");
+    for (int s = 0; s < 4; ++s) {
+      const Program p = generate_stage_program(spec, s);
+      const double params = rank_parameters(spec, s).total() / (zero == 0 ? 1 : 2);
+      std::int64_t sent = 0, received = 0;
+      for (const auto& op : p.ops) {
+        if (op.name != OpName::kDpGradients || op.group != Communicator::kPipeline) continue;
+        EXPECT_EQ(op.peer_offset, 3 - 2 * s);
+        (op.kind == OpKind::kSend ? sent : received) += op.bytes;
+      }
+      EXPECT_EQ(sent, std::llround(params * 2)) << "zero " << zero << ", stage " << s;
+      EXPECT_EQ(received, sent);
+    }
+    EXPECT_EQ(replay(Workload(spec)), "") << "zero " << zero;
+  }
+  // Both copies of stage 0 hold the same parameters: ranks 0 and 3 exchange equal buffers.
+  const auto spec = spec_of(kSmallModel, "{pp: 4, schedule: dualpipe}",
+                            "{seq_len: 1024, micro_batch: 1, global_batch: 16}");
+  EXPECT_DOUBLE_EQ(rank_parameters(spec, 0).total(), rank_parameters(spec, 3).total());
+}
+
 TEST(StepGenerator, DataParallelReducesEveryGradientOnceInBuckets) {
   // dp 4, ZeRO 0: the AllReduce buckets add up to all parameters x 2 bytes (116M parameters,
   // 232 MB), and every bucket but the last holds at least the 25 MB bucket size.
@@ -448,6 +540,36 @@ TEST(StepGenerator, FullRecomputationRepeatsTheForwardCommunication) {
   const std::int64_t bsh_bytes = 1024LL * 1024 * 2;
   // 4 AllReduces per layer plus 2 recomputed forward ones.
   EXPECT_EQ(bytes_of(p, OpName::kTpAllReduce, CollectiveKind::kAllReduce, true), 6 * 4 * bsh_bytes);
+}
+
+TEST(StepGenerator, DeepSeekRecomputationRerunsTheNormsAndMlaUpProjections) {
+  // recompute: norm_and_mla_up (DeepSeek-V3, arXiv 2412.19437 section 3.3), DeepSeek-V3's shapes
+  // cut to 4 layers, 2 micro-batches of T = 1024 tokens: before each layer's backward, its two
+  // norms and the MLA up-projections run again, 2 T (q_lora 1536 x 128 heads x (128 + 64) +
+  // kv_lora 512 x 128 x (128 + 128)) FLOPs; nothing else is recomputed and no communication.
+  const auto spec =
+      spec_of("model: {preset: deepseek-v3, layers: 4, moe: {dense_layers: 1}}\n", "{}",
+              "{seq_len: 1024, micro_batch: 1, global_batch: 2, "
+              "recompute: norm_and_mla_up}");
+  const Program p = generate_stage_program(spec, 0);
+  int norms = 0, gemms = 0, other = 0;
+  double gemm_flops = 0;
+  for (const auto& op : p.ops) {
+    if (op.phase != Phase::kRecompute) continue;
+    if (op.name == OpName::kNorm) {
+      ++norms;
+    } else if (op.name == OpName::kQkv && op.kind == OpKind::kCompute) {
+      ++gemms;
+      gemm_flops += op.flops;
+    } else {
+      ++other;
+    }
+  }
+  EXPECT_EQ(norms, 2 * 4 * 2);
+  EXPECT_EQ(gemms, 4 * 2);
+  EXPECT_EQ(other, 0);
+  EXPECT_DOUBLE_EQ(gemm_flops, 4 * 2 * 2.0 * 1024 * (1536.0 * 128 * 192 + 512.0 * 128 * 256));
+  EXPECT_EQ(replay(Workload(spec)), "");
 }
 
 TEST(StepGenerator, FlopsPerStepAreSixTimesParametersTimesTokensPlusAttention) {

@@ -170,6 +170,26 @@ TEST(ParseWorkload, ImpossibleLayoutsAreRejectedWithTheReason) {
        "top_k 9 is more than the 8 experts"},
       {"model: llama3-8b\nparallelism: {}\n" + kTraining + "compute: {peak: {bf16: 5 TB/s}}\n",
        "expected a FLOP rate with a unit"},
+      {"model: {preset: mixtral-8x7b, moe: {expert_load: [1, 2, 3]}}\nparallelism: {}\n" +
+           kTraining + kCompute,
+       "model.moe.expert_load: 3 loads for 8 routed experts: give one per expert"},
+      {"model: {preset: mixtral-8x7b, moe: {expert_load: [1, 2, 3, 4, 5, 6, 7, -8]}}\n"
+       "parallelism: {}\n" +
+           kTraining + kCompute,
+       "model.moe.expert_load[7]"},
+      {"model: {preset: mixtral-8x7b, moe: {expert_load: [0, 0, 0, 0, 0, 0, 0, 0]}}\n"
+       "parallelism: {}\n" +
+           kTraining + kCompute,
+       "every expert's load is zero"},
+      {"model: {preset: mixtral-8x7b, moe: {expert_load: 5}}\nparallelism: {}\n" + kTraining +
+           kCompute,
+       "a list of non-negative numbers, one per routed expert"},
+      {"model: {preset: mixtral-8x7b, moe: {expert_load: [1, 1, 1, 1, 1, 1, 1, 2]}}\n"
+       "parallelism: {}\ntraining: {seq_len: 4096, global_batch: 64, routing_skew: 1}\n" +
+           kCompute,
+       "training.routing_skew: model.moe.expert_load already sets each expert's load"},
+      {"model: llama3-8b\nparallelism: {pp: 2, dualpipe_overlap: false}\n" + kTraining + kCompute,
+       "parallelism.dualpipe_overlap: dualpipe_overlap needs schedule: dualpipe"},
   };
   for (const auto& c : cases) {
     const std::string message = error_of(c.yaml);
