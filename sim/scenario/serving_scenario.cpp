@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "sim/scenario/scenario.hpp"
 #include "topology/load_topology.hpp"
 
@@ -55,6 +57,21 @@ ServingScenario load_serving_scenario(config::Document document, const std::stri
   }
   workloads::resolve_serving_pools(serving, static_cast<int>(topology.accelerators().size()),
                                    node_accelerators);
+  if (serving.kv_plane == workloads::KvTransferPlane::kScaleOut) {
+    // The KV cache leaves through the NICs: every accelerator of a pool needs one.
+    for (const std::optional<workloads::ServingPool>* pool : {&serving.prefill, &serving.decode}) {
+      if (!*pool) continue;
+      for (const std::uint32_t a : (*pool)->placement) {
+        const topology::NodeId node = topology.accelerators()[a];
+        if (topology.nics(node).empty()) {
+          root.at("serving")
+              .at("kv_transfer_plane")
+              .fail_with(fmt::format("scale-out, but accelerator {} ({}) of {} has no NIC", a,
+                                     topology.name(node), (*pool)->name));
+        }
+      }
+    }
+  }
   std::string topology_spec =
       topology_node.is_scalar() ? topology_node.as_string() : topology.name();
   return ServingScenario{{},

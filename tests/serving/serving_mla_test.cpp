@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/common/input_error.hpp"
 #include "sim/run/serve.hpp"
 #include "sim/scenario/serving_scenario.hpp"
 #include "workloads/step_generator.hpp"
@@ -77,6 +78,41 @@ TEST(ServeMla, DecodeAttentionRunsOverTheLatentWithAbsorbedProjections) {
   EXPECT_LT(workloads::serving_forward_pass(prefill.serving, ServingPhase::kPrefill, 1)
                 .attention_core_flops_per_layer,
             0.0);
+}
+
+// Redundant experts (DeepSeek's 32 in prefill and decode): 8 copies over 8 ranks add one expert
+// per rank, 7168 x 2048 x 3 weights (gate, up, down) = 44,040,192 bytes in FP8, to the grouped GEMM
+// of each MoE layer (one in this 4-layer slice, whose first 3 layers are dense) and to the memory.
+TEST(ServeExperts, RedundantExpertsAddTheirWeightsPerRank) {
+  const ServingScenario plain = load();
+  const ServingScenario redundant = load({"serving.decode.redundant_experts=8"});
+  EXPECT_EQ(workloads::pool_model(redundant.serving, ServingPhase::kDecode).moe.experts, 264);
+  auto experts_bytes = [](const ServingScenario& s) {
+    const auto pass = workloads::serving_forward_pass(s.serving, ServingPhase::kDecode, 16);
+    const workloads::Program program = workloads::generate_forward_program(
+        workloads::serving_workload(s.serving, ServingPhase::kDecode, 16), pass);
+    std::int64_t bytes = 0;
+    for (const workloads::Op& op : program.ops)
+      if (op.name == workloads::OpName::kExperts) bytes += op.bytes;
+    return bytes;
+  };
+  const std::int64_t one_expert = 7168LL * 2048 * 3;
+  EXPECT_EQ(experts_bytes(redundant) - experts_bytes(plain), one_expert);
+  // The memory also counts the copies as 8 more columns of the router (7168 x 8 bytes), which a
+  // server does not have: a known over-count of 57 KB per MoE layer (docs/serving.md).
+  EXPECT_EQ((workloads::serving_memory(redundant.serving, ServingPhase::kDecode, 16).weights -
+             workloads::serving_memory(plain.serving, ServingPhase::kDecode, 16).weights)
+                .count(),
+            one_expert + 7168 * 8);
+  // 256 + 4 copies do not split over 8 ranks.
+  try {
+    load({"serving.decode.redundant_experts=4"});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("serving.decode.ep"), std::string::npos) << what;
+    EXPECT_NE(what.find("4 redundant"), std::string::npos) << what;
+  }
 }
 
 }  // namespace

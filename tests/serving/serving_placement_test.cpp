@@ -14,6 +14,7 @@
 
 #include "sim/cli/cli.hpp"
 #include "sim/collectives/collective_session.hpp"
+#include "sim/common/input_error.hpp"
 #include "sim/run/serve.hpp"
 #include "sim/scenario/serving_scenario.hpp"
 #include "topology/router.hpp"
@@ -180,6 +181,25 @@ TEST(ServeKvTransfer, ThePlaneIsAParameter) {
   EXPECT_GT(out->time.seconds(), 5 * up->time.seconds());
   // Over 400 Gb/s at most: at least bytes / 50 GB/s.
   EXPECT_GT(out->time.seconds(), static_cast<double>(out->bytes.count()) / 50e9);
+}
+
+// A direct network without NICs (UB-Mesh's rack: 64 NPUs in a 2D full mesh) has no scale-out
+// plane: asking for it is an input error naming the key, before anything runs.
+TEST(ServeKvTransfer, ScaleOutNeedsNics) {
+  const std::string yaml =
+      "topology: ub-mesh-rack\nmodel: llama3-70b\ncompute: {device: h100}\nserving:\n"
+      "  kv_transfer_plane: scale-out\n"
+      "  prefill: {placement: '0-7', tp: 8, prompt: 64}\n"
+      "  decode: {placement: '8-15', tp: 8, context: 64}\n";
+  try {
+    load(yaml);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("serving.kv_transfer_plane"), std::string::npos) << what;
+    EXPECT_NE(what.find("has no NIC"), std::string::npos) << what;
+  }
+  EXPECT_NO_THROW(load(yaml, {"serving.kv_transfer_plane=scale-up"}));
 }
 
 struct BadPlacement {
