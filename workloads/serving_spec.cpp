@@ -161,13 +161,15 @@ MicroBatchShape pass_shape(const ServingSpec& spec, ServingPhase phase, std::int
 ServingSpec parse_serving(const config::Node& root) {
   ServingSpec spec;
   const config::Node serving = root.at("serving");
-  serving.allow_keys(
-      {"precision", "kv_cache_dtype", "hbm_efficiency", "kv_transfer_plane", "prefill", "decode"});
+  serving.allow_keys({"precision", "kv_cache_dtype", "combine_dtype", "hbm_efficiency",
+                      "kv_transfer_plane", "prefill", "decode"});
   spec.serving_location = serving.location();
   spec.model = parse_model(root.at("model"));
   if (auto v = serving.find("precision")) spec.precision = read_precision(*v);
   spec.kv_cache = spec.precision;
   if (auto v = serving.find("kv_cache_dtype")) spec.kv_cache = read_precision(*v);
+  spec.combine = spec.precision;
+  if (auto v = serving.find("combine_dtype")) spec.combine = read_precision(*v);
   spec.compute = parse_compute(root.at("compute"), spec.precision);
   spec.compute.memory_efficiency = kDefaultServingHbmEfficiency;
   if (auto v = serving.find("hbm_efficiency")) {
@@ -441,6 +443,30 @@ Program interleave_micro_batches(const std::vector<Program>& micro_batches) {
     merged.ops.push_back(op);
   }
   return merged;
+}
+
+namespace {
+
+// One pass's forward program with its combines at the combine precision.
+Program one_pass_program(const ServingSpec& spec, ServingPhase phase, std::int64_t batch) {
+  Program program = generate_forward_program(serving_workload(spec, phase, batch),
+                                             serving_forward_pass(spec, phase, batch));
+  const std::int64_t activation = stored_bytes(spec.precision);
+  const std::int64_t combine = stored_bytes(spec.combine);
+  if (combine != activation) {
+    for (Op& op : program.ops) {
+      if (op.name == OpName::kEpCombine) op.bytes = op.bytes / activation * combine;
+    }
+  }
+  return program;
+}
+
+}  // namespace
+
+Program serving_program(const ServingSpec& spec, ServingPhase phase, std::int64_t batch) {
+  if (spec.pool(phase).micro_batches < 2 || batch < 2) return one_pass_program(spec, phase, batch);
+  return interleave_micro_batches(
+      {one_pass_program(spec, phase, batch - batch / 2), one_pass_program(spec, phase, batch / 2)});
 }
 
 ServingMemory serving_memory(const ServingSpec& spec, ServingPhase phase, std::int64_t batch) {

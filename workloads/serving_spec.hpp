@@ -74,6 +74,9 @@ struct ServingSpec {
   ComputeModel compute;
   Precision precision = Precision::kBf16;  // weights and activations
   Precision kv_cache = Precision::kBf16;   // keys and values in the cache
+  // The expert combine all-to-all's elements (`serving.combine_dtype`, default: precision):
+  // DeepSeek dispatches in FP8 and combines in BF16. The dispatch moves `precision`.
+  Precision combine = Precision::kBf16;
   std::optional<ServingPool> prefill;
   std::optional<ServingPool> decode;
   // Both pools on the same accelerators, taking turns (neither gives `accelerators`,
@@ -161,6 +164,11 @@ ForwardPass serving_forward_pass(const ServingSpec& spec, ServingPhase phase, st
 // to their micro-batch; each operation's micro_batch is its program's index, and collectives are
 // renumbered (Op::seq) in the merged order, the same on every rank.
 Program interleave_micro_batches(const std::vector<Program>& micro_batches);
+
+// The program of one pass of `phase`'s pool at `batch` (every rank runs it): the forward pass
+// of serving_forward_pass, its combine all-to-alls at `combine`'s bytes per element, and with
+// `micro_batches: 2` the two halves (ceil(B/2) and floor(B/2)) interleaved.
+Program serving_program(const ServingSpec& spec, ServingPhase phase, std::int64_t batch);
 
 // Memory per accelerator of a pool at `batch`.
 struct ServingMemory {

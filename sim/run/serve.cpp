@@ -56,23 +56,12 @@ std::string precision_text(workloads::Precision p) {
 PassReport simulate_pass(const ServingScenario& scenario, ServingPhase phase, std::int64_t batch) {
   const workloads::ServingSpec& serving = scenario.serving;
   const workloads::ServingPool& pool = serving.pool(phase);
-  workloads::WorkloadSpec spec = workloads::serving_workload(serving, phase, batch);
+  // With two micro-batches, the traffic matrices of skewed routing (Workload) are those of one.
+  const std::int64_t per_micro_batch =
+      pool.micro_batches == 2 && batch > 1 ? batch - batch / 2 : batch;
+  workloads::WorkloadSpec spec = workloads::serving_workload(serving, phase, per_micro_batch);
   std::vector<workloads::Program> programs;
-  if (pool.micro_batches == 2 && batch > 1) {
-    // Two micro-batches of ceil(B/2) and floor(B/2) sequences, interleaved.
-    std::vector<workloads::Program> halves;
-    for (const std::int64_t half : {batch - batch / 2, batch / 2}) {
-      halves.push_back(workloads::generate_forward_program(
-          workloads::serving_workload(serving, phase, half),
-          workloads::serving_forward_pass(serving, phase, half)));
-    }
-    programs.push_back(workloads::interleave_micro_batches(halves));
-    // The traffic matrices of skewed routing (Workload) are those of one micro-batch.
-    spec = workloads::serving_workload(serving, phase, batch - batch / 2);
-  } else {
-    programs.push_back(workloads::generate_forward_program(
-        spec, workloads::serving_forward_pass(serving, phase, batch)));
-  }
+  programs.push_back(workloads::serving_program(serving, phase, batch));
   const workloads::Workload workload(std::move(spec), std::move(programs));
   executor::ExecutorOptions options;
   options.network = scenario.network;
@@ -197,6 +186,7 @@ ServeReport make_serve_report(const ServingScenario& scenario, std::optional<Tim
   report.device = serving.compute.device.name;
   report.precision = precision_text(serving.precision);
   report.kv_cache = precision_text(serving.kv_cache);
+  report.combine = precision_text(serving.combine);
   report.hbm_efficiency = serving.compute.memory_efficiency;
   report.colocated = serving.colocated;
   if (serving.prefill) {
@@ -291,6 +281,7 @@ void print_serve_summary(std::ostream& out, const ServeReport& r) {
   out << fmt::format(
       "Serving '{}' on {}: {} on {}, {} weights, {} KV cache (HBM efficiency {:.3f})\n", r.scenario,
       r.topology, r.model, r.device, r.precision, r.kv_cache, r.hbm_efficiency);
+  if (r.combine != r.precision) out << fmt::format("Expert combine in {}\n", r.combine);
   const bool apart = r.prefill && r.decode && !r.colocated;
   if (r.prefill) print_pass(out, *r.prefill, apart, r.kv_transfer, r.ttft);
   if (r.decode) print_pass(out, *r.decode, apart, std::nullopt, Time{});
@@ -325,6 +316,7 @@ nlohmann::ordered_json to_json(const ServeReport& r) {
   j["device"] = r.device;
   j["precision"] = r.precision;
   j["kv_cache_dtype"] = r.kv_cache;
+  j["combine_dtype"] = r.combine;
   j["hbm_efficiency"] = r.hbm_efficiency;
   j["prefill"] = r.prefill ? pass_json(*r.prefill) : json(nullptr);
   j["decode"] = r.decode ? pass_json(*r.decode) : json(nullptr);

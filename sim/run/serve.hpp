@@ -79,6 +79,7 @@ struct ServeReport {
   std::string device;
   std::string precision;
   std::string kv_cache;
+  std::string combine;  // the expert combine's elements
   double hbm_efficiency = 0;
   bool colocated = false;  // prefill and decode on the same accelerators
   std::optional<PassReport> prefill;

@@ -80,6 +80,35 @@ TEST(ServeMla, DecodeAttentionRunsOverTheLatentWithAbsorbedProjections) {
             0.0);
 }
 
+// DeepSeek dispatches in FP8 and combines in BF16 (entry `ds-day6`): with combine_dtype bf16 each
+// combine all-to-all moves 16 sequences x top-8 x 7168 x 2 bytes, twice its dispatch.
+TEST(ServeExperts, CombineHasItsOwnPrecision) {
+  const ServingScenario s = load({"serving.combine_dtype=bf16"});
+  const workloads::Program program =
+      workloads::serving_program(s.serving, ServingPhase::kDecode, 16);
+  int dispatches = 0, combines = 0;
+  for (const workloads::Op& op : program.ops) {
+    if (op.name == workloads::OpName::kEpDispatch) {
+      EXPECT_EQ(op.bytes, 16LL * 8 * 7168);
+      ++dispatches;
+    }
+    if (op.name == workloads::OpName::kEpCombine) {
+      EXPECT_EQ(op.bytes, 16LL * 8 * 7168 * 2);
+      ++combines;
+    }
+  }
+  EXPECT_EQ(dispatches, 1);  // one MoE layer in this slice
+  EXPECT_EQ(combines, 1);
+  // Without the key the combine moves the activation precision, FP8.
+  const workloads::Program fp8 =
+      workloads::serving_program(load().serving, ServingPhase::kDecode, 16);
+  for (const workloads::Op& op : fp8.ops) {
+    if (op.name == workloads::OpName::kEpCombine) {
+      EXPECT_EQ(op.bytes, 16LL * 8 * 7168);
+    }
+  }
+}
+
 // Redundant experts (DeepSeek's 32 in prefill and decode): 8 copies over 8 ranks add one expert
 // per rank, 7168 x 2048 x 3 weights (gate, up, down) = 44,040,192 bytes in FP8, to the grouped GEMM
 // of each MoE layer (one in this 4-layer slice, whose first 3 layers are dense) and to the memory.
