@@ -1,6 +1,7 @@
 #include "workloads/serving_spec.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -13,6 +14,10 @@ namespace stepsim::workloads {
 
 std::string_view to_string(ServingPhase phase) {
   return phase == ServingPhase::kPrefill ? "prefill" : "decode";
+}
+
+std::string_view to_string(KvTransferPlane plane) {
+  return plane == KvTransferPlane::kScaleUp ? "scale-up" : "scale-out";
 }
 
 namespace {
@@ -52,17 +57,85 @@ void check_pool(const config::Node& n, const ModelSpec& m, const ServingPool& p)
   check_model_split(n, m, p.tp, p.ep);
 }
 
+// A list of indices: a YAML list of integers, one integer, or ranges in a string ("0-31,64-95").
+std::vector<std::uint32_t> read_indices(const config::Node& n) {
+  constexpr std::int64_t kMaxIndex = (1 << 24) - 1;
+  const char* const expected = "indices: a list of integers or ranges like '0-31,64-95'";
+  std::vector<std::uint32_t> out;
+  if (n.is_sequence()) {
+    for (const config::Node& item : n.items())
+      out.push_back(static_cast<std::uint32_t>(item.as_int(0, kMaxIndex)));
+  } else if (n.is_scalar()) {
+    const std::string text = n.as_string();
+    std::size_t pos = 0;
+    auto number = [&](std::size_t& at) {
+      const std::size_t begin = at;
+      std::int64_t v = 0;
+      while (at < text.size() && text[at] >= '0' && text[at] <= '9' && v <= kMaxIndex)
+        v = v * 10 + (text[at++] - '0');
+      if (at == begin || v > kMaxIndex) n.fail(expected);
+      return v;
+    };
+    while (pos <= text.size()) {
+      while (pos < text.size() && text[pos] == ' ')
+        ++pos;
+      const std::int64_t first = number(pos);
+      std::int64_t last = first;
+      if (pos < text.size() && text[pos] == '-') last = number(++pos);
+      if (last < first) n.fail(expected);
+      for (std::int64_t i = first; i <= last; ++i)
+        out.push_back(static_cast<std::uint32_t>(i));
+      while (pos < text.size() && text[pos] == ' ')
+        ++pos;
+      if (pos == text.size()) break;
+      if (text[pos] != ',') n.fail(expected);
+      ++pos;
+    }
+  } else {
+    n.fail(expected);
+  }
+  if (out.empty()) n.fail(expected);
+  return out;
+}
+
 ServingPool read_pool(const config::Node& n, const ModelSpec& model, ServingPhase phase) {
   const char* length_key = phase == ServingPhase::kDecode ? "context" : "prompt";
-  n.allow_keys({"accelerators", "tp", "ep", "batch", length_key});
+  n.allow_keys({"accelerators", "placement", "nodes", "tp", "ep", "redundant_experts", "batch",
+                "micro_batches", length_key});
   ServingPool p;
   p.location = n.location();
+  p.name = n.path();
   if (auto v = n.find("accelerators")) p.accelerators = static_cast<int>(v->as_int(1, 1 << 24));
+  if (auto v = n.find("placement")) p.placement = read_indices(*v);
+  if (auto v = n.find("nodes")) {
+    if (!p.placement.empty()) v->fail_with("give 'placement' (accelerators) or 'nodes', not both");
+    p.nodes = read_indices(*v);
+  }
+  if (!p.placement.empty() && p.accelerators != 0 &&
+      static_cast<std::size_t>(p.accelerators) != p.placement.size()) {
+    n.at("accelerators")
+        .fail_with(fmt::format("{} accelerators, but 'placement' names {}", p.accelerators,
+                               p.placement.size()));
+  }
   if (auto v = n.find("tp")) p.tp = static_cast<int>(v->as_int(1, 1 << 20));
   if (auto v = n.find("ep")) p.ep = static_cast<int>(v->as_int(1, 1 << 20));
   if (auto v = n.find("batch")) p.batch = v->as_int(1, kMaxBatch);
+  if (auto v = n.find("micro_batches")) p.micro_batches = static_cast<int>(v->as_int(1, 2));
   p.tokens = n.at(length_key).as_int(1, kMaxTokens);
-  check_pool(n, model, p);
+  ModelSpec pool = model;
+  if (auto v = n.find("redundant_experts")) {
+    p.redundant_experts = static_cast<int>(v->as_int(0, 1 << 20));
+    if (!model.moe_enabled && p.redundant_experts > 0)
+      v->fail_with(fmt::format("redundant experts need a mixture-of-experts model; {} is dense",
+                               model.name));
+    pool.moe.experts += p.redundant_experts;
+    if (pool.moe.experts % p.ep != 0) {
+      n.find("ep").value_or(n).fail_with(fmt::format(
+          "ep {} must divide the {} experts of {} and the {} redundant ones ({} in all)", p.ep,
+          model.moe.experts, model.name, p.redundant_experts, pool.moe.experts));
+    }
+  }
+  check_pool(n, pool, p);
   return p;
 }
 
@@ -88,17 +161,24 @@ MicroBatchShape pass_shape(const ServingSpec& spec, ServingPhase phase, std::int
 ServingSpec parse_serving(const config::Node& root) {
   ServingSpec spec;
   const config::Node serving = root.at("serving");
-  serving.allow_keys({"precision", "kv_cache_dtype", "hbm_efficiency", "prefill", "decode"});
+  serving.allow_keys({"precision", "kv_cache_dtype", "combine_dtype", "hbm_efficiency",
+                      "kv_transfer_plane", "prefill", "decode"});
   spec.serving_location = serving.location();
   spec.model = parse_model(root.at("model"));
   if (auto v = serving.find("precision")) spec.precision = read_precision(*v);
   spec.kv_cache = spec.precision;
   if (auto v = serving.find("kv_cache_dtype")) spec.kv_cache = read_precision(*v);
+  spec.combine = spec.precision;
+  if (auto v = serving.find("combine_dtype")) spec.combine = read_precision(*v);
   spec.compute = parse_compute(root.at("compute"), spec.precision);
   spec.compute.memory_efficiency = kDefaultServingHbmEfficiency;
   if (auto v = serving.find("hbm_efficiency")) {
     spec.compute.memory_efficiency = v->as_double(0.0, 1.0);
     if (spec.compute.memory_efficiency <= 0) v->fail("an efficiency in (0, 1]");
+  }
+  if (auto v = serving.find("kv_transfer_plane")) {
+    const std::string plane = v->as_choice({"scale-up", "scale-out"});
+    spec.kv_plane = plane == "scale-up" ? KvTransferPlane::kScaleUp : KvTransferPlane::kScaleOut;
   }
   if (auto v = serving.find("prefill"))
     spec.prefill = read_pool(*v, spec.model, ServingPhase::kPrefill);
@@ -109,26 +189,101 @@ ServingSpec parse_serving(const config::Node& root) {
   return spec;
 }
 
-void resolve_serving_pools(ServingSpec& spec, int topology_accelerators) {
-  for (std::optional<ServingPool>* pool : {&spec.prefill, &spec.decode}) {
-    if (!*pool) continue;
-    ServingPool& p = **pool;
-    const std::string_view name = pool == &spec.prefill ? "serving.prefill" : "serving.decode";
-    if (p.accelerators == 0) p.accelerators = topology_accelerators;
-    if (p.accelerators > topology_accelerators) {
-      throw InputError(fmt::format("{}: {}.accelerators: {} accelerators, but the topology has {}",
-                                   p.location, name, p.accelerators, topology_accelerators));
+void resolve_serving_pools(ServingSpec& spec, int topology_accelerators,
+                           const std::vector<std::vector<std::uint32_t>>& node_accelerators) {
+  const auto total = static_cast<std::uint32_t>(topology_accelerators);
+  std::vector<ServingPool*> pools;
+  for (std::optional<ServingPool>* pool : {&spec.prefill, &spec.decode})
+    if (*pool) pools.push_back(&**pool);
+  auto placed = [](const ServingPool& p) {
+    return p.accelerators != 0 || !p.placement.empty() || !p.nodes.empty();
+  };
+  spec.colocated = pools.size() == 2 && !placed(*pools[0]) && !placed(*pools[1]);
+  // Which pool holds each accelerator (nullptr: none yet).
+  std::vector<const ServingPool*> holder(total, nullptr);
+  auto take = [&](ServingPool& p, std::string_view key) {
+    for (const std::uint32_t a : p.placement) {
+      if (a >= total) {
+        throw InputError(fmt::format("{}: {}.{}: accelerator {}, but the topology has {} (0 to {})",
+                                     p.location, p.name, key, a, total,
+                                     total == 0 ? 0 : total - 1));
+      }
+      if (holder[a] == &p) {
+        throw InputError(
+            fmt::format("{}: {}.{}: accelerator {} is named twice", p.location, p.name, key, a));
+      }
+      if (holder[a] != nullptr) {
+        throw InputError(fmt::format(
+            "{}: {}.{}: accelerator {} is also in {}: the prefill and decode pools must not "
+            "share accelerators (leave out 'accelerators', 'placement' and 'nodes' in both to "
+            "colocate them)",
+            p.location, p.name, key, a, holder[a]->name));
+      }
+      holder[a] = &p;
     }
-    if (p.accelerators % p.tp != 0) {
+  };
+  // First the pools placed explicitly, then the others in the lowest free accelerators.
+  for (ServingPool* p : pools) {
+    if (spec.colocated) break;
+    if (!p->nodes.empty()) {
+      for (const std::uint32_t n : p->nodes) {
+        if (n >= node_accelerators.size()) {
+          throw InputError(
+              fmt::format("{}: {}.nodes: node {}, but the topology has {} (0 to {})", p->location,
+                          p->name, n, node_accelerators.size(),
+                          node_accelerators.empty() ? 0 : node_accelerators.size() - 1));
+        }
+        const auto& on_node = node_accelerators[n];
+        p->placement.insert(p->placement.end(), on_node.begin(), on_node.end());
+      }
+      if (p->accelerators != 0 &&
+          static_cast<std::size_t>(p->accelerators) != p->placement.size()) {
+        throw InputError(fmt::format("{}: {}.accelerators: {}, but its nodes hold {} accelerators",
+                                     p->location, p->name, p->accelerators, p->placement.size()));
+      }
+      take(*p, "nodes");
+    } else if (!p->placement.empty()) {
+      take(*p, "placement");
+    }
+  }
+  for (ServingPool* p : pools) {
+    if (p->accelerators > topology_accelerators) {
+      throw InputError(fmt::format("{}: {}.accelerators: {} accelerators, but the topology has {}",
+                                   p->location, p->name, p->accelerators, topology_accelerators));
+    }
+    if (spec.colocated) {
+      p->accelerators = topology_accelerators;
+      p->placement.resize(total);
+      for (std::uint32_t a = 0; a < total; ++a)
+        p->placement[a] = a;
+    } else if (p->placement.empty()) {
+      const auto free = static_cast<std::size_t>(
+          std::count(holder.begin(), holder.end(), static_cast<const ServingPool*>(nullptr)));
+      const std::size_t want =
+          p->accelerators != 0 ? static_cast<std::size_t>(p->accelerators) : free;
+      if (want == 0 || want > free) {
+        throw InputError(fmt::format(
+            "{}: {}: needs {} accelerators, but only {} of the topology's {} are left beside the "
+            "other pool",
+            p->location, p->name, want == 0 ? std::string("some") : std::to_string(want), free,
+            total));
+      }
+      for (std::uint32_t a = 0; a < total && p->placement.size() < want; ++a) {
+        if (holder[a] == nullptr) p->placement.push_back(a);
+      }
+      take(*p, "accelerators");
+    }
+    p->accelerators = static_cast<int>(p->placement.size());
+    if (p->accelerators % p->tp != 0) {
       throw InputError(fmt::format(
           "{}: {}: tp {} must divide the pool's {} accelerators (each replica has tp ranks)",
-          p.location, name, p.tp, p.accelerators));
+          p->location, p->name, p->tp, p->accelerators));
     }
-    if (p.accelerators % p.ep != 0) {
+    if (p->accelerators % p->ep != 0) {
       throw InputError(
           fmt::format("{}: {}: ep {} must divide the pool's {} accelerators (expert-parallel "
                       "groups are carved out of the pool)",
-                      p.location, name, p.ep, p.accelerators));
+                      p->location, p->name, p->ep, p->accelerators));
     }
   }
 }
@@ -141,10 +296,70 @@ double kv_bytes_per_token_layer(const ServingSpec& spec, int tp) {
   return 2.0 * to_double(heads * m.head_dim) * e;
 }
 
+namespace {
+
+// The KV units a rank of a tp-wide replica holds: GQA's KV heads (split over tp, or one head
+// replicated on tp / heads ranks), or MLA's latent, one unit held whole by every rank.
+std::vector<std::int64_t> kv_units(const ModelSpec& m, int tp, int rank) {
+  if (m.mla_enabled) return {0};
+  const std::int64_t heads = m.kv_heads;
+  if (tp >= heads) return {static_cast<std::int64_t>(rank) * heads / tp};
+  std::vector<std::int64_t> units;
+  for (std::int64_t h = rank * heads / tp; h < (rank + 1) * heads / tp; ++h)
+    units.push_back(h);
+  return units;
+}
+
+}  // namespace
+
+std::vector<KvTransfer> kv_transfers(const ServingSpec& spec) {
+  std::vector<KvTransfer> out;
+  if (!spec.prefill || !spec.decode || spec.colocated) return out;
+  const ModelSpec& m = spec.model;
+  const ServingPool& p = *spec.prefill;
+  const ServingPool& d = *spec.decode;
+  // Bytes of one KV unit (a head's keys and values, or the latent) for the whole prompt.
+  const double unit_bytes = kv_bytes_per_token_layer(spec, m.mla_enabled ? 1 : m.kv_heads) *
+                            to_double(p.tokens * m.layers);
+  for (int pr = 0; pr < p.replicas(); ++pr) {
+    for (std::int64_t b = 0; b < p.batch; ++b) {
+      const std::int64_t request = pr * p.batch + b;
+      const auto dr = static_cast<int>(request % d.replicas());
+      for (int j = 0; j < d.tp; ++j) {
+        // Units from each prefill rank of the replica, in rank order.
+        std::vector<std::int64_t> from_rank(static_cast<std::size_t>(p.tp), 0);
+        for (const std::int64_t u : kv_units(m, d.tp, j)) {
+          std::vector<int> holders;
+          for (int i = 0; i < p.tp; ++i) {
+            const auto held = kv_units(m, p.tp, i);
+            if (std::find(held.begin(), held.end(), u) != held.end()) holders.push_back(i);
+          }
+          ++from_rank[static_cast<std::size_t>(
+              holders[static_cast<std::size_t>(j) % holders.size()])];
+        }
+        for (int i = 0; i < p.tp; ++i) {
+          const std::int64_t units = from_rank[static_cast<std::size_t>(i)];
+          if (units == 0) continue;
+          out.push_back({request, p.placement[static_cast<std::size_t>(pr * p.tp + i)],
+                         d.placement[static_cast<std::size_t>(dr * d.tp + j)],
+                         Bytes(std::llround(unit_bytes * to_double(units)))});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+ModelSpec pool_model(const ServingSpec& spec, ServingPhase phase) {
+  ModelSpec m = spec.model;
+  m.moe.experts += spec.pool(phase).redundant_experts;
+  return m;
+}
+
 WorkloadSpec serving_workload(const ServingSpec& spec, ServingPhase phase, std::int64_t batch) {
   const ServingPool& pool = spec.pool(phase);
   WorkloadSpec w;
-  w.model = spec.model;
+  w.model = pool_model(spec, phase);
   w.compute = spec.compute;
   w.parallel.tp = pool.tp;
   w.parallel.ep = pool.ep;
@@ -158,6 +373,13 @@ WorkloadSpec serving_workload(const ServingSpec& spec, ServingPhase phase, std::
   return w;
 }
 
+double absorbed_mla_decode_flops(const ServingSpec& spec, int tp, std::int64_t batch) {
+  const ModelSpec& m = spec.model;
+  if (!m.mla_enabled || !spec.decode) return -1;
+  return 2.0 * to_double(batch) * to_double(spec.decode->tokens) * to_double(m.heads / tp) *
+         to_double(2 * m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+}
+
 ForwardPass serving_forward_pass(const ServingSpec& spec, ServingPhase phase, std::int64_t batch) {
   const ServingPool& pool = spec.pool(phase);
   ForwardPass pass;
@@ -166,7 +388,85 @@ ForwardPass serving_forward_pass(const ServingSpec& spec, ServingPhase phase, st
   pass.kv_cache_bytes_per_layer =
       to_double(batch * pool.tokens) * kv_bytes_per_token_layer(spec, pool.tp);
   pass.logit_tokens = batch;
+  if (phase == ServingPhase::kDecode && spec.model.mla_enabled)
+    pass.attention_core_flops_per_layer = absorbed_mla_decode_flops(spec, pool.tp, batch);
   return pass;
+}
+
+Program interleave_micro_batches(const std::vector<Program>& micro_batches) {
+  struct Key {
+    std::int32_t segment = 0;
+    std::int32_t part = 0;
+    std::uint32_t micro_batch = 0;
+    std::uint32_t index = 0;
+    auto operator<=>(const Key&) const = default;
+  };
+  constexpr std::int32_t kAfterLayers = 1 << 20;
+  std::vector<Key> keys;
+  for (std::uint32_t mb = 0; mb < micro_batches.size(); ++mb) {
+    const Program& program = micro_batches[mb];
+    bool seen_layer = false;
+    std::int32_t segment = -1;
+    std::int32_t part = 0;
+    for (std::uint32_t i = 0; i < program.ops.size(); ++i) {
+      const Op& op = program.ops[i];
+      seen_layer = seen_layer || op.layer != kNoLayer;
+      const std::int32_t s = op.layer != kNoLayer ? op.layer : seen_layer ? kAfterLayers : -1;
+      if (s != segment) {
+        segment = s;
+        part = 0;
+      }
+      keys.push_back({segment, part, mb, i});
+      if (op.kind != OpKind::kCompute) ++part;
+    }
+  }
+  // Segments and parts never decrease along a program, so the sort keeps each program's order
+  // and every dependency still points to an earlier operation.
+  std::sort(keys.begin(), keys.end());
+  std::vector<std::vector<std::uint32_t>> new_index(micro_batches.size());
+  for (std::uint32_t mb = 0; mb < micro_batches.size(); ++mb)
+    new_index[mb].resize(micro_batches[mb].ops.size());
+  for (std::uint32_t k = 0; k < keys.size(); ++k)
+    new_index[keys[k].micro_batch][keys[k].index] = k;
+  Program merged;
+  merged.ops.reserve(keys.size());
+  std::array<std::uint32_t, static_cast<std::size_t>(Communicator::kCount)> seq{};
+  for (const Key& key : keys) {
+    const Program& program = micro_batches[key.micro_batch];
+    Op op = program.ops[key.index];
+    const auto deps = program.deps_of(op);
+    op.dep_begin = static_cast<std::uint32_t>(merged.deps.size());
+    for (const std::uint32_t d : deps)
+      merged.deps.push_back(new_index[key.micro_batch][d]);
+    op.micro_batch = static_cast<std::int32_t>(key.micro_batch);
+    if (op.kind == OpKind::kCollective) op.seq = seq[static_cast<std::size_t>(op.group)]++;
+    merged.ops.push_back(op);
+  }
+  return merged;
+}
+
+namespace {
+
+// One pass's forward program with its combines at the combine precision.
+Program one_pass_program(const ServingSpec& spec, ServingPhase phase, std::int64_t batch) {
+  Program program = generate_forward_program(serving_workload(spec, phase, batch),
+                                             serving_forward_pass(spec, phase, batch));
+  const std::int64_t activation = stored_bytes(spec.precision);
+  const std::int64_t combine = stored_bytes(spec.combine);
+  if (combine != activation) {
+    for (Op& op : program.ops) {
+      if (op.name == OpName::kEpCombine) op.bytes = op.bytes / activation * combine;
+    }
+  }
+  return program;
+}
+
+}  // namespace
+
+Program serving_program(const ServingSpec& spec, ServingPhase phase, std::int64_t batch) {
+  if (spec.pool(phase).micro_batches < 2 || batch < 2) return one_pass_program(spec, phase, batch);
+  return interleave_micro_batches(
+      {one_pass_program(spec, phase, batch - batch / 2), one_pass_program(spec, phase, batch / 2)});
 }
 
 ServingMemory serving_memory(const ServingSpec& spec, ServingPhase phase, std::int64_t batch) {

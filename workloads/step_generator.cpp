@@ -105,6 +105,7 @@ class StageProgramGenerator {
   Program run_forward(const ForwardPass& forward) {
     serving_ = true;
     kv_cache_bytes_per_layer_ = forward.kv_cache_bytes_per_layer;
+    attention_core_flops_per_layer_ = forward.attention_core_flops_per_layer;
     if (forward.logit_tokens > 0) {
       head_shape_.tokens = forward.logit_tokens;
       head_shape_.sharded_tokens = forward.logit_tokens;
@@ -131,6 +132,8 @@ class StageProgramGenerator {
           LayerFigures{layer_forward_costs(model_, shape_, layer),
                        layer_parameters_per_rank(model_, counts_, layout_.tp, layout_.ep, layer)};
       figures->costs.attention_core.bytes += kv_cache_bytes_per_layer_;
+      if (attention_core_flops_per_layer_ >= 0)
+        figures->costs.attention_core.flops = attention_core_flops_per_layer_;
     }
     return *figures;
   }
@@ -816,8 +819,9 @@ class StageProgramGenerator {
   std::optional<HeldSend> held_send_;
   OpIndex pass_end_ = kNoOp;  // the last computation of the pass just generated
 
-  bool serving_ = false;                 // run_forward: no loss
-  double kv_cache_bytes_per_layer_ = 0;  // run_forward: added to each attention core
+  bool serving_ = false;                        // run_forward: no loss
+  double kv_cache_bytes_per_layer_ = 0;         // run_forward: added to each attention core
+  double attention_core_flops_per_layer_ = -1;  // run_forward: >= 0 replaces its FLOPs
   std::vector<ClosedBucket> start_gathers_;
   OpIndex start_gate_ = kNoOp;  // the first parameter gather; the first forward waits for it
   std::int64_t pass_layer_begin_ = 0;

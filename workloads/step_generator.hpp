@@ -27,6 +27,9 @@ Program generate_stage_program(const WorkloadSpec& spec, int stage);
 struct ForwardPass {
   MicroBatchShape shape;
   double kv_cache_bytes_per_layer = 0;
+  // When >= 0, the FLOPs of each attention core in place of the training convention's (serving:
+  // MLA's decode attention with the up-projections absorbed, serving_spec.hpp).
+  double attention_core_flops_per_layer = -1;
   // Tokens whose logits are computed (an inference server projects only the last token of each
   // sequence); 0: every token of `shape`.
   std::int64_t logit_tokens = 0;

@@ -126,6 +126,10 @@ class Executor::Impl {
     if (static_cast<std::size_t>(world) > topology_.accelerators().size()) {
       throw std::logic_error("executor: more ranks than accelerators (validate_layout first)");
     }
+    if (!options_.rank_accelerators.empty() &&
+        options_.rank_accelerators.size() != static_cast<std::size_t>(world)) {
+      throw std::logic_error("executor: rank_accelerators must name one accelerator per rank");
+    }
     const int stages = workload_.spec().parallel.pp;
     stage_streams_.resize(static_cast<std::size_t>(stages));
     stage_positions_.resize(static_cast<std::size_t>(stages));
@@ -380,8 +384,7 @@ class Executor::Impl {
     started.algorithm = "";
     pending_transfers_.erase(key);
 
-    const std::vector<std::uint32_t> pair{static_cast<std::uint32_t>(sender),
-                                          static_cast<std::uint32_t>(receiver)};
+    const std::vector<std::uint32_t> pair{accelerator_of(sender), accelerator_of(receiver)};
     collectives::Placement placement =
         collectives::place_group(topology_, pair, {.network_trees = false});
     const auto plan = transfer_plan(Bytes(op.bytes));
@@ -452,12 +455,21 @@ class Executor::Impl {
         {start, end, static_cast<std::uint8_t>(kCategoryCommBase + dim_index(op.dim))});
   }
 
+  std::uint32_t accelerator_of(int rank) const {
+    const auto r = static_cast<std::size_t>(rank);
+    return options_.rank_accelerators.empty() ? static_cast<std::uint32_t>(rank)
+                                              : options_.rank_accelerators[r];
+  }
+
   const collectives::Placement& placement(workloads::GroupId group) {
     auto& slot = placements_[group.value()];
     if (!slot) {
       const auto members = workload_.ranks().members(group);
-      std::vector<std::uint32_t> ranks(members.begin(), members.end());
-      slot = collectives::place_group(topology_, ranks);
+      std::vector<std::uint32_t> accelerators;
+      accelerators.reserve(members.size());
+      for (const int member : members)
+        accelerators.push_back(accelerator_of(member));
+      slot = collectives::place_group(topology_, accelerators);
     }
     return *slot;
   }

@@ -36,6 +36,9 @@ struct ExecutorOptions {
   std::vector<int> detail_ranks;             // ranks whose time breakdown is computed
   bool record_link_samples = false;          // record links' utilization changes (trace counters)
   std::vector<std::uint32_t> sampled_links;  // with record_link_samples: only these (empty: all)
+  // The accelerator (index into topology.accelerators()) each rank runs on; empty: rank r on
+  // accelerator r. A serving pool placed on part of the topology (docs/serving.md) sets it.
+  std::vector<std::uint32_t> rank_accelerators;
   // Called now and then (every 2^18 operations) with the operations done and their total, for a
   // progress line; empty: never.
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;
@@ -98,8 +101,9 @@ class ExecutionStalled : public std::runtime_error {
 
 class Executor {
  public:
-  // `workload` and `topology` must outlive the executor. The workload's world size must equal the
-  // topology's accelerator count (workloads::validate_layout).
+  // `workload` and `topology` must outlive the executor. The workload's world size must not exceed
+  // the topology's accelerator count (workloads::validate_layout), and equals the size of
+  // options.rank_accelerators when that is set.
   Executor(const workloads::Workload& workload, const topology::Topology& topology,
            ExecutorOptions options, OpListener* listener = nullptr);
   ~Executor();

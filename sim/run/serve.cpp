@@ -2,10 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <memory>
 #include <ostream>
 #include <utility>
 #include <vector>
 
+#include "sim/collectives/collective_session.hpp"
+#include "sim/collectives/placement.hpp"
+#include "sim/collectives/plan.hpp"
+#include "sim/common/input_error.hpp"
 #include "sim/run/step_report.hpp"
 #include "sim/scenario/serving_scenario.hpp"
 #include "stepsim/version.hpp"
@@ -22,6 +29,21 @@ namespace {
 std::string pool_layout(const workloads::ServingPool& pool) {
   std::string text = fmt::format("tp{} dp{}", pool.tp, pool.replicas());
   if (pool.ep > 1) text += fmt::format(" ep{}", pool.ep);
+  if (pool.micro_batches > 1) text += fmt::format(", {} micro-batches", pool.micro_batches);
+  return text;
+}
+
+// "0-31,64-95": the accelerators in rank order, consecutive runs as ranges.
+std::string ranges_text(const std::vector<std::uint32_t>& indices) {
+  std::string text;
+  for (std::size_t i = 0; i < indices.size();) {
+    std::size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1)
+      ++j;
+    if (!text.empty()) text += ',';
+    text += j == i ? fmt::format("{}", indices[i]) : fmt::format("{}-{}", indices[i], indices[j]);
+    i = j + 1;
+  }
   return text;
 }
 
@@ -34,14 +56,17 @@ std::string precision_text(workloads::Precision p) {
 PassReport simulate_pass(const ServingScenario& scenario, ServingPhase phase, std::int64_t batch) {
   const workloads::ServingSpec& serving = scenario.serving;
   const workloads::ServingPool& pool = serving.pool(phase);
-  workloads::WorkloadSpec spec = workloads::serving_workload(serving, phase, batch);
+  // With two micro-batches, the traffic matrices of skewed routing (Workload) are those of one.
+  const std::int64_t per_micro_batch =
+      pool.micro_batches == 2 && batch > 1 ? batch - batch / 2 : batch;
+  workloads::WorkloadSpec spec = workloads::serving_workload(serving, phase, per_micro_batch);
   std::vector<workloads::Program> programs;
-  programs.push_back(workloads::generate_forward_program(
-      spec, workloads::serving_forward_pass(serving, phase, batch)));
+  programs.push_back(workloads::serving_program(serving, phase, batch));
   const workloads::Workload workload(std::move(spec), std::move(programs));
   executor::ExecutorOptions options;
   options.network = scenario.network;
   options.detail_ranks = {0};
+  options.rank_accelerators = pool.placement;
   executor::Executor executor(workload, scenario.topology, options);
   const executor::ExecutionResult result = executor.run();
 
@@ -51,6 +76,7 @@ PassReport simulate_pass(const ServingScenario& scenario, ServingPhase phase, st
   r.accelerators = pool.accelerators;
   r.batch = batch;
   r.tokens = pool.tokens;
+  r.placement = ranges_text(pool.placement);
   r.time = result.step_time;
   const double tokens_per_replica =
       static_cast<double>(phase == ServingPhase::kDecode ? batch : batch * pool.tokens);
@@ -98,6 +124,59 @@ TpotSearch search_tpot(const ServingScenario& scenario, Time limit) {
   return search;
 }
 
+std::optional<KvTransferReport> simulate_kv_transfer(const ServingScenario& scenario) {
+  const workloads::ServingSpec& serving = scenario.serving;
+  const std::vector<workloads::KvTransfer> transfers = workloads::kv_transfers(serving);
+  if (transfers.empty()) return std::nullopt;
+  const topology::Topology& topo = scenario.topology;
+  KvTransferReport report;
+  report.plane = serving.kv_plane;
+  report.flows = transfers.size();
+  // The node each accelerator sends from and receives at: itself, or its first NIC.
+  auto endpoint = [&](std::uint32_t accelerator) {
+    const topology::NodeId node = topo.accelerators()[accelerator];
+    if (serving.kv_plane == workloads::KvTransferPlane::kScaleUp) return node;
+    const auto nics = topo.nics(node);
+    if (nics.empty()) {
+      throw InputError(fmt::format(
+          "{}: serving.kv_transfer_plane: scale-out, but accelerator {} ({}) of topology '{}' "
+          "has no NIC",
+          serving.serving_location, accelerator, topo.name(node), topo.name()));
+    }
+    return nics.front().nic;
+  };
+  collectives::Placement placement;
+  std::map<std::uint32_t, std::uint32_t> member_of;  // node id -> plan member
+  auto member = [&](std::uint32_t accelerator) {
+    const topology::NodeId node = endpoint(accelerator);
+    const auto [it, added] =
+        member_of.emplace(node.value(), static_cast<std::uint32_t>(placement.members.size()));
+    if (added) placement.members.push_back(node);
+    return collectives::Endpoint::member(it->second);
+  };
+  collectives::PlanBuilder plan;
+  plan.reserve(transfers.size(), 0);
+  std::map<std::int64_t, Bytes> per_request;
+  for (const workloads::KvTransfer& t : transfers) {
+    collectives::Transfer flow;
+    flow.src = member(t.from);
+    flow.dst = member(t.to);
+    flow.bytes = t.bytes;
+    plan.add(flow);
+    report.bytes += t.bytes;
+    per_request[t.request] += t.bytes;
+  }
+  report.requests = static_cast<std::int64_t>(per_request.size());
+  for (const auto& [request, bytes] : per_request)
+    report.bytes_per_request = std::max(report.bytes_per_request, bytes);
+  collectives::CollectiveSession session(topo, scenario.network.calibration,
+                                         scenario.network.runner);
+  report.time = session.run(std::make_shared<const collectives::Plan>(
+                                std::move(plan).finish(collectives::Reduction::kNone)),
+                            placement);
+  return report;
+}
+
 ServeReport make_serve_report(const ServingScenario& scenario, std::optional<Time> tpot_limit) {
   const workloads::ServingSpec& serving = scenario.serving;
   ServeReport report;
@@ -107,9 +186,14 @@ ServeReport make_serve_report(const ServingScenario& scenario, std::optional<Tim
   report.device = serving.compute.device.name;
   report.precision = precision_text(serving.precision);
   report.kv_cache = precision_text(serving.kv_cache);
+  report.combine = precision_text(serving.combine);
   report.hbm_efficiency = serving.compute.memory_efficiency;
-  if (serving.prefill)
+  report.colocated = serving.colocated;
+  if (serving.prefill) {
     report.prefill = simulate_pass(scenario, ServingPhase::kPrefill, serving.prefill->batch);
+    report.kv_transfer = simulate_kv_transfer(scenario);
+    report.ttft = report.prefill->time + (report.kv_transfer ? report.kv_transfer->time : Time{});
+  }
   if (serving.decode) {
     report.decode = simulate_pass(scenario, ServingPhase::kDecode, serving.decode->batch);
     if (tpot_limit) report.search = search_tpot(scenario, *tpot_limit);
@@ -123,14 +207,25 @@ std::string gb(Bytes b) {
   return fmt::format("{:.2f} GB", b.as_double() * 1e-9);
 }
 
-void print_pass(std::ostream& out, const PassReport& p) {
+void print_pass(std::ostream& out, const PassReport& p, bool apart,
+                const std::optional<KvTransferReport>& kv, Time ttft) {
   const bool decode = p.phase == ServingPhase::kDecode;
   out << fmt::format("{} pool: {} accelerators, {}, batch {} per replica, {} {} tokens\n",
                      decode ? "Decode" : "Prefill", p.accelerators, p.layout, p.batch,
                      decode ? "context" : "prompt", p.tokens);
-  out << fmt::format("  {:<34}{}\n",
-                     decode ? "time per output token (TPOT)" : "time to first token (TTFT)",
-                     format_time(p.time));
+  if (apart) out << fmt::format("  {:<34}{}\n", "accelerators", p.placement);
+  if (decode) {
+    out << fmt::format("  {:<34}{}\n", "time per output token (TPOT)", format_time(p.time));
+  } else if (kv) {
+    out << fmt::format("  {:<34}{}\n", "prefill pass", format_time(p.time));
+    out << fmt::format("  {:<34}{} ({:.2f} GB, {} requests, {:.1f} MB each, {} plane)\n",
+                       "KV transfer to decode", format_time(kv->time), kv->bytes.as_double() * 1e-9,
+                       kv->requests, kv->bytes_per_request.as_double() * 1e-6,
+                       workloads::to_string(kv->plane));
+    out << fmt::format("  {:<34}{}\n", "time to first token (TTFT)", format_time(ttft));
+  } else {
+    out << fmt::format("  {:<34}{}\n", "time to first token (TTFT)", format_time(p.time));
+  }
   out << fmt::format("  {:<34}{:.1f}\n",
                      decode ? "output tokens/s per accelerator" : "prompt tokens/s per accelerator",
                      p.tokens_per_s_per_accelerator);
@@ -158,6 +253,7 @@ nlohmann::ordered_json pass_json(const PassReport& p) {
   j["accelerators"] = p.accelerators;
   j["batch_per_replica"] = p.batch;
   j[p.phase == ServingPhase::kDecode ? "context_tokens" : "prompt_tokens"] = p.tokens;
+  j["placement"] = p.placement;
   j["time_s"] = p.time.seconds();
   j["time_ps"] = p.time.picoseconds();
   j["tokens_per_s_per_accelerator"] = p.tokens_per_s_per_accelerator;
@@ -185,8 +281,10 @@ void print_serve_summary(std::ostream& out, const ServeReport& r) {
   out << fmt::format(
       "Serving '{}' on {}: {} on {}, {} weights, {} KV cache (HBM efficiency {:.3f})\n", r.scenario,
       r.topology, r.model, r.device, r.precision, r.kv_cache, r.hbm_efficiency);
-  if (r.prefill) print_pass(out, *r.prefill);
-  if (r.decode) print_pass(out, *r.decode);
+  if (r.combine != r.precision) out << fmt::format("Expert combine in {}\n", r.combine);
+  const bool apart = r.prefill && r.decode && !r.colocated;
+  if (r.prefill) print_pass(out, *r.prefill, apart, r.kv_transfer, r.ttft);
+  if (r.decode) print_pass(out, *r.decode, apart, std::nullopt, Time{});
   if (r.search) {
     const TpotSearch& s = *r.search;
     out << fmt::format("TPOT limit {}: ", format_time(s.limit));
@@ -218,10 +316,21 @@ nlohmann::ordered_json to_json(const ServeReport& r) {
   j["device"] = r.device;
   j["precision"] = r.precision;
   j["kv_cache_dtype"] = r.kv_cache;
+  j["combine_dtype"] = r.combine;
   j["hbm_efficiency"] = r.hbm_efficiency;
   j["prefill"] = r.prefill ? pass_json(*r.prefill) : json(nullptr);
   j["decode"] = r.decode ? pass_json(*r.decode) : json(nullptr);
-  if (r.prefill) j["ttft_s"] = r.prefill->time.seconds();
+  if (r.kv_transfer) {
+    json kv;
+    kv["plane"] = std::string(workloads::to_string(r.kv_transfer->plane));
+    kv["requests"] = r.kv_transfer->requests;
+    kv["flows"] = r.kv_transfer->flows;
+    kv["bytes"] = r.kv_transfer->bytes.count();
+    kv["bytes_per_request"] = r.kv_transfer->bytes_per_request.count();
+    kv["time_s"] = r.kv_transfer->time.seconds();
+    j["kv_transfer"] = kv;
+  }
+  if (r.prefill) j["ttft_s"] = r.ttft.seconds();
   if (r.decode) j["tpot_s"] = r.decode->time.seconds();
   if (r.search) {
     json s;

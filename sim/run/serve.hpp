@@ -26,6 +26,7 @@ struct PassReport {
   int accelerators = 0;
   std::int64_t batch = 0;   // per replica
   std::int64_t tokens = 0;  // context (decode) or prompt (prefill)
+  std::string placement;    // the pool's accelerators as ranges: "0-31"
   Time time;                // TTFT (prefill) or TPOT (decode)
   // Tokens per second per accelerator: decode, the batch's new tokens; prefill, the prompts'.
   double tokens_per_s_per_accelerator = 0;
@@ -52,6 +53,25 @@ struct TpotSearch {
 
 TpotSearch search_tpot(const ServingScenario& scenario, Time limit);
 
+// The KV caches of one prefill pass (every prefill replica's batch of prompts) moving to their
+// decode ranks (workloads::kv_transfers), all at once on an otherwise idle network: each transfer
+// a flow from its prefill accelerator to its decode accelerator (the NICs', on the scale-out
+// plane) that takes the route's latency plus its bytes at the rate the max-min sharing gives it.
+// No collective library runs them (RDMA writes of a transfer engine: no NCCL protocol and no
+// software latency).
+struct KvTransferReport {
+  workloads::KvTransferPlane plane = workloads::KvTransferPlane::kScaleUp;
+  std::int64_t requests = 0;
+  std::size_t flows = 0;
+  Bytes bytes;              // all requests
+  Bytes bytes_per_request;  // the largest request's
+  Time time;                // the first flow's start to the last flow's end
+};
+
+// Empty when nothing moves (colocated pools, or a single pool). Throws InputError when the
+// scale-out plane is asked for and an accelerator has no NIC.
+std::optional<KvTransferReport> simulate_kv_transfer(const ServingScenario& scenario);
+
 struct ServeReport {
   std::string scenario;
   std::string topology;
@@ -59,9 +79,15 @@ struct ServeReport {
   std::string device;
   std::string precision;
   std::string kv_cache;
+  std::string combine;  // the expert combine's elements
   double hbm_efficiency = 0;
+  bool colocated = false;  // prefill and decode on the same accelerators
   std::optional<PassReport> prefill;
   std::optional<PassReport> decode;
+  std::optional<KvTransferReport> kv_transfer;
+  // Time to first token: the prefill pass, and the KV transfer when the pools are apart (the
+  // first token reaches the user from the decode pool once the cache is there).
+  Time ttft;
   std::optional<TpotSearch> search;
 };
 

@@ -1,5 +1,11 @@
 #include "sim/scenario/serving_scenario.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include <fmt/format.h>
+
 #include "sim/scenario/scenario.hpp"
 #include "topology/load_topology.hpp"
 
@@ -38,7 +44,34 @@ ServingScenario load_serving_scenario(config::Document document, const std::stri
   collectives::NetworkOptions network =
       parse_network_options(network_node ? &*network_node : nullptr);
   topology::Topology topology = topology::load_topology(topology_node);
-  workloads::resolve_serving_pools(serving, static_cast<int>(topology.accelerators().size()));
+  // Each node's accelerators (indices), nodes in the topology's group order, for `nodes:`.
+  std::vector<std::vector<std::uint32_t>> node_accelerators;
+  for (const topology::Group& group : topology.groups()) {
+    if (group.kind != topology::GroupKind::kNode) continue;
+    std::vector<std::uint32_t> on_node;
+    for (const topology::NodeId member : group.members) {
+      if (const auto index = topology.accelerator_index(member)) on_node.push_back(*index);
+    }
+    std::sort(on_node.begin(), on_node.end());
+    if (!on_node.empty()) node_accelerators.push_back(std::move(on_node));
+  }
+  workloads::resolve_serving_pools(serving, static_cast<int>(topology.accelerators().size()),
+                                   node_accelerators);
+  if (serving.kv_plane == workloads::KvTransferPlane::kScaleOut) {
+    // The KV cache leaves through the NICs: every accelerator of a pool needs one.
+    for (const std::optional<workloads::ServingPool>* pool : {&serving.prefill, &serving.decode}) {
+      if (!*pool) continue;
+      for (const std::uint32_t a : (*pool)->placement) {
+        const topology::NodeId node = topology.accelerators()[a];
+        if (topology.nics(node).empty()) {
+          root.at("serving")
+              .at("kv_transfer_plane")
+              .fail_with(fmt::format("scale-out, but accelerator {} ({}) of {} has no NIC", a,
+                                     topology.name(node), (*pool)->name));
+        }
+      }
+    }
+  }
   std::string topology_spec =
       topology_node.is_scalar() ? topology_node.as_string() : topology.name();
   return ServingScenario{{},
