@@ -5,10 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <exception>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -16,6 +14,8 @@
 
 #include "sim/common/input_error.hpp"
 #include "sim/run/simulate.hpp"
+#include "sim/search/candidate_queue.hpp"
+#include "sim/search/distribution.hpp"
 #include "sim/search/lower_bound.hpp"
 #include "workloads/memory_model.hpp"
 
@@ -322,57 +322,38 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
 
 SearchOutcome search_layouts(const Scenario& base, const SearchSpace& space,
                              const SearchOptions& options) {
+  LocalDistribution local;
+  Distribution& distribution = options.distribution ? *options.distribution : local;
   SearchOutcome outcome;
-  std::vector<Candidate> candidates = prepare_candidates(base, space, options, outcome);
+  std::vector<Candidate> candidates;
+  // Every process prepares the same candidates; the first error of any ends every one.
+  std::string error;
+  try {
+    candidates = prepare_candidates(base, space, options, outcome);
+  } catch (const InputError& e) {
+    error = e.what();
+  }
+  if (const std::string first = distribution.first_error(error); !first.empty())
+    throw InputError(first);
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     return std::tie(a.bound, a.index) < std::tie(b.bound, b.index);
   });
 
-  // Candidates are started in bound order while their bound is below the best step time finished
-  // so far; that best is never better than the best of the candidates before them, so every
-  // candidate the sequential rule simulates is started.
+  // Candidates are handed out in bound order while their bound is below the best step time
+  // finished so far, to this process's threads or to every process's (candidate_queue.hpp).
   const std::size_t n = candidates.size();
-  std::vector<std::optional<StepReport>> reports(n);
-  std::vector<std::exception_ptr> errors(n);
-  std::mutex mutex;
-  std::size_t next = 0;
-  SearchProgress progress;
-  auto report_progress = [&] {  // under the lock
-    if (!options.progress) return;
-    progress.left_at_most = 0;
-    for (std::size_t j = next;
-         j < n && (!options.prune_by_bound || candidates[j].bound < progress.best); ++j)
-      ++progress.left_at_most;
-    options.progress(progress);
-  };
-  auto worker = [&] {
-    std::unique_lock lock(mutex);
-    while (next < n) {
-      if (options.prune_by_bound && candidates[next].bound >= progress.best) break;
-      const std::size_t i = next++;
-      ++progress.running;
-      report_progress();
-      lock.unlock();
-      try {
-        const Scenario scenario = candidate_scenario(base, candidates[i]);
-        reports[i] = simulate_step(scenario);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-      lock.lock();
-      --progress.running;
-      ++progress.simulated;
-      if (reports[i]) progress.best = std::min(progress.best, reports[i]->step_time);
-      report_progress();
-    }
-  };
-  const unsigned count = std::max(1u, options.threads);
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < count; ++t)
-    pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool)
-    t.join();
+  std::vector<Time> bounds;
+  for (const auto& c : candidates)
+    bounds.push_back(c.bound);
+  CandidateQueue queue(std::move(bounds), options.prune_by_bound,
+                       distribution.writes_output() ? options.progress
+                                                    : std::function<void(const SearchProgress&)>());
+  distribution.run(queue, std::max(1u, options.threads), [&](std::size_t i) {
+    return simulate_step(candidate_scenario(base, candidates[i]));
+  });
+  if (!distribution.writes_output()) return outcome;
+  auto& reports = queue.reports();
+  const auto& errors = queue.errors();
 
   // The sequential rule: candidate i is simulated when its bound is below the best step time of
   // the candidates before it. Results past the first one it stops are speculative and dropped.
