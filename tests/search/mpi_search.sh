@@ -25,27 +25,31 @@ space=(--space tp=1,2,4,8 --space pp=1,2,4 --space vpp=1,2 --space zero=0,1 --sp
   --space recompute=none,full)
 failed=0
 
-# check NAME CODE FILE...: the MPI run exited 0 and wrote what the one-process run wrote.
+# check NAME CODE FILE...: both runs exited 0 (CODE is the sum of their codes) and the MPI run
+# wrote what the one-process run wrote.
 check() {
   local name=$1 code=$2
   shift 2
   if [ "$code" -ne 0 ]; then
-    echo "FAIL $name: mpirun exited $code:"
-    cat "$work/$name.mpi.err"
+    echo "FAIL $name: a run failed:"
+    cat "$work/$name.one.err" "$work/$name.mpi.err"
     failed=1
     return
   fi
+  local differ=0
   for f in out "$@"; do
     if ! cmp -s "$work/$name.one.$f" "$work/$name.mpi.$f"; then
       echo "FAIL $name: $f differs between one process and mpirun -n 2:"
       diff "$work/$name.one.$f" "$work/$name.mpi.$f" | head -20
+      differ=1
       failed=1
     fi
   done
-  echo "ok $name: mpirun -n 2 wrote the same stdout and $* as one process"
+  [ $differ -eq 0 ] && echo "ok $name: mpirun -n 2 wrote the same stdout and $* as one process"
 }
 
 # search: one process on 2 threads against 2 processes of 1 thread each.
+code=0
 for who in one mpi; do
   cmd=("$stepsim")
   jobs=2
@@ -53,11 +57,12 @@ for who in one mpi; do
   "${cmd[@]}" search "$dense" "${space[@]}" --top 100 -j $jobs --csv "$work/search.$who.csv" \
     --json "$work/search.$who.json" --write-best "$work/search.$who.yaml" \
     >"$work/search.$who.out" 2>"$work/search.$who.err"
-  code=$?
+  code=$((code + $?))
 done
 check search $code csv json yaml
 
 # compare --search over two variants, and a plain compare of three.
+code=0
 for who in one mpi; do
   cmd=("$stepsim")
   [ $who = mpi ] && cmd=("${mpi[@]}" "$stepsim")
@@ -65,16 +70,18 @@ for who in one mpi; do
     --variant "training.micro_batch=1" --variant "training.micro_batch=2" \
     --csv "$work/compare-search.$who.csv" >"$work/compare-search.$who.out" \
     2>"$work/compare-search.$who.err"
-  code=$?
+  code=$((code + $?))
 done
 check compare-search $code csv
+code=0
 for who in one mpi; do
   cmd=("$stepsim")
   [ $who = mpi ] && cmd=("${mpi[@]}" "$stepsim")
-  "${cmd[@]}" compare "$dense" --variant "parallelism.tp=2 parallelism.pp=4" \
-    --variant "parallelism.tp=8 parallelism.pp=1" --variant "parallelism.tp=4 parallelism.pp=1" \
+  "${cmd[@]}" compare "$dense" --variant "parallelism.tp=2 parallelism.pp=4 parallelism.dp=2" \
+    --variant "parallelism.tp=8 parallelism.pp=1 parallelism.dp=2" \
+    --variant "parallelism.tp=4 parallelism.pp=1 parallelism.dp=4" \
     --json "$work/compare.$who.json" >"$work/compare.$who.out" 2>"$work/compare.$who.err"
-  code=$?
+  code=$((code + $?))
 done
 check compare $code json
 
