@@ -2,18 +2,20 @@
 //
 // One process (LocalDistribution) simulates every candidate on its threads. Under an MPI launcher
 // (mpirun, srun), make_distribution() returns the MPI distribution (mpi_distribution.cpp, built
-// when CMake finds MPI and STEPSIM_MPI is on): every process prepares the same candidates, process
-// 0 hands them out one at a time from its CandidateQueue (a dynamic queue: simulations of
-// different layouts differ in length by orders of magnitude, so a fixed split would leave
-// processes idle), the others ask for the next candidate when one of their threads is free and
-// send back its report, and process 0 alone writes the output. The queue sees every result, so
-// the bound prunes against the best step time of all processes, and the output is byte for byte
-// that of one process.
+// when CMake finds MPI and STEPSIM_MPI is on): every process enumerates the same layouts, each
+// checks, sizes and bounds every processes()-th one and they exchange the results, process 0 hands
+// the candidates out
+// one at a time from its CandidateQueue (a dynamic queue: simulations of different layouts differ
+// in length by orders of magnitude, so a fixed split would leave processes idle), the others ask
+// for the next candidate when one of their threads is free and send back its report, and process 0
+// alone writes the output. The queue sees every result, so the bound prunes against the best step
+// time of all processes, and the output is byte for byte that of one process.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sim/run/step_report.hpp"
 #include "sim/search/candidate_queue.hpp"
@@ -38,6 +40,10 @@ class Distribution {
   // error that only some processes see (a file missing on one machine) ends every one of them.
   virtual std::string first_error(const std::string& local) = 0;
 
+  // Collective: the `mine` of every process, by rank, on every process. (The processes of a
+  // search check, size and bound a share of the candidates each and exchange the results so.)
+  virtual std::vector<std::string> all_gather(const std::string& mine) = 0;
+
   // Collective: simulates the candidates of `queue` until it hands out no more, `threads` at a
   // time in each process, with `simulate` (which runs on any thread of any process for any index,
   // and must not share mutable state between calls). On process 0, `queue` holds every result on
@@ -53,6 +59,7 @@ class LocalDistribution final : public Distribution {
   int processes() const override { return 1; }
   int processes_here() const override { return 1; }
   std::string first_error(const std::string& local) override { return local; }
+  std::vector<std::string> all_gather(const std::string& mine) override { return {mine}; }
   void run(CandidateQueue& queue, unsigned threads,
            const std::function<StepReport(std::size_t)>& simulate) override;
 };

@@ -102,6 +102,26 @@ class MpiDistribution final : public Distribution {
     return message;
   }
 
+  std::vector<std::string> all_gather(const std::string& mine) override {
+    const int length = static_cast<int>(mine.size());
+    std::vector<int> lengths(static_cast<std::size_t>(size_));
+    MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    std::vector<int> offsets(lengths.size());
+    int total = 0;
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+      offsets[r] = total;
+      total += lengths[r];
+    }
+    std::string all(static_cast<std::size_t>(total), '\0');
+    MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                   MPI_CHAR, MPI_COMM_WORLD);
+    std::vector<std::string> out;
+    for (std::size_t r = 0; r < lengths.size(); ++r)
+      out.push_back(
+          all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+    return out;
+  }
+
   void run(CandidateQueue& queue, unsigned threads,
            const std::function<StepReport(std::size_t)>& simulate) override {
     if (rank_ == 0) {

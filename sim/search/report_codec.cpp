@@ -1,5 +1,7 @@
 #include "sim/search/report_codec.hpp"
 
+#include "sim/search/byte_codec.hpp"
+
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -7,77 +9,9 @@
 #include <vector>
 
 namespace stepsim::search {
-namespace {
-
-class Writer {
- public:
-  template <class T>
-  void raw(T value) {
-    static_assert(std::is_arithmetic_v<T>);
-    char bytes[sizeof(T)];
-    std::memcpy(bytes, &value, sizeof(T));
-    out_.append(bytes, sizeof(T));
-  }
-  void text(std::string_view s) {
-    raw<std::uint64_t>(s.size());
-    out_.append(s);
-  }
-  void time(Time t) { raw<std::int64_t>(t.picoseconds()); }
-  void bytes(Bytes b) { raw<std::int64_t>(b.count()); }
-  std::string take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  template <class T>
-  T raw() {
-    static_assert(std::is_arithmetic_v<T>);
-    need(sizeof(T));
-    T value;
-    std::memcpy(&value, in_.data() + at_, sizeof(T));
-    at_ += sizeof(T);
-    return value;
-  }
-  std::string text() {
-    const auto n = raw<std::uint64_t>();
-    need(n);
-    std::string s(in_.substr(at_, n));
-    at_ += n;
-    return s;
-  }
-  Time time() { return Time::ps(raw<std::int64_t>()); }
-  Bytes bytes() { return Bytes(raw<std::int64_t>()); }
-  // An element count: each element takes at least one byte of what is left.
-  std::size_t count() {
-    const auto n = raw<std::uint64_t>();
-    need(n);
-    return static_cast<std::size_t>(n);
-  }
-  void finish() const {
-    if (at_ != in_.size()) fail();
-  }
-
- private:
-  void need(std::uint64_t n) const {
-    if (n > in_.size() - at_) fail();
-  }
-  [[noreturn]] static void fail() {
-    throw std::runtime_error(
-        "stepsim search: a step report received from another process is "
-        "not one this build encodes (a bug)");
-  }
-  std::string_view in_;
-  std::size_t at_ = 0;
-};
-
-}  // namespace
 
 std::string encode_report(const StepReport& r) {
-  Writer w;
+  ByteWriter w;
   w.text(r.scenario);
   w.text(r.topology);
   w.text(r.model);
@@ -146,7 +80,7 @@ std::string encode_report(const StepReport& r) {
 }
 
 StepReport decode_report(std::string_view bytes) {
-  Reader in(bytes);
+  ByteReader in(bytes);
   StepReport r;
   r.scenario = in.text();
   r.topology = in.text();

@@ -90,9 +90,10 @@ class OutOfOrderDistribution final : public Distribution {
  public:
   explicit OutOfOrderDistribution(std::size_t width) : width_(width) {}
   int rank() const override { return 0; }
-  int processes() const override { return static_cast<int>(width_); }
+  int processes() const override { return 1; }
   int processes_here() const override { return 1; }
   std::string first_error(const std::string& local) override { return local; }
+  std::vector<std::string> all_gather(const std::string& mine) override { return {mine}; }
   void run(CandidateQueue& queue, unsigned,
            const std::function<StepReport(std::size_t)>& simulate) override {
     for (;;) {
@@ -147,35 +148,23 @@ TEST(Distribution, OutOfOrderResultsGiveTheSameOutput) {
   }
 }
 
-// A process that does not write the output stops after the rules before the bound.
-class SilentProcess final : public Distribution {
+// Two processes on a machine share its cores; -j is per process.
+class SecondOfTwo final : public Distribution {
  public:
   int rank() const override { return 1; }
   int processes() const override { return 2; }
   int processes_here() const override { return 2; }
   std::string first_error(const std::string& local) override { return local; }
-  void run(CandidateQueue&, unsigned, const std::function<StepReport(std::size_t)>&) override {
-    ran = true;
-  }
-  bool ran = false;
+  std::vector<std::string> all_gather(const std::string& mine) override { return {"", mine}; }
+  void run(CandidateQueue&, unsigned, const std::function<StepReport(std::size_t)>&) override {}
 };
 
-TEST(Distribution, OnlyProcessZeroRanks) {
-  const Scenario base = load_scenario(input("dense.yaml"), {});
-  SearchSpace space = default_space(base);
-  apply_space_assignment(space, "tp=2,4");
-  SilentProcess process;
-  SearchOptions options;
-  options.distribution = &process;
-  const SearchOutcome o = search_layouts(base, space, options);
-  EXPECT_TRUE(process.ran);
-  EXPECT_GT(o.enumerated, 0u);
-  EXPECT_TRUE(o.ranked.empty());
-  // Outside an MPI launcher (as ctest runs this), the distribution is this process alone.
-  EXPECT_EQ(make_distribution()->processes(), 1);
-  // Two processes on a machine share its cores; -j is per process.
+TEST(Distribution, ThreadsShareTheMachine) {
+  const SecondOfTwo process;
   EXPECT_EQ(process.threads(3), 3u);
   EXPECT_EQ(process.threads(0), std::max(1u, std::thread::hardware_concurrency() / 2));
+  // Outside an MPI launcher (as ctest runs this), the distribution is this process alone.
+  EXPECT_EQ(make_distribution()->processes(), 1);
 }
 
 }  // namespace

@@ -85,15 +85,19 @@ for who in one mpi; do
 done
 check compare $code json
 
-# A bad space: exit 2 and the message once, not once per process.
-"${mpi[@]}" "$stepsim" search "$dense" --space tp=3x >"$work/bad.out" 2>"$work/bad.err"
-code=$?
-messages=$(grep -c "stepsim: error: " "$work/bad.err")
-if [ $code -ne 2 ] || [ "$messages" -ne 1 ]; then
-  echo "FAIL bad space: mpirun exited $code (expected 2) with $messages error messages (expected 1):"
-  cat "$work/bad.err"
-  failed=1
-else
-  echo "ok bad space: exit 2, one message: $(grep "stepsim: error: " "$work/bad.err")"
-fi
+# A bad space (refused by every process while reading it, or after enumerating and checking the
+# layouts): exit 2 and the message once, not once per process.
+for bad in tp=3x tp=3; do
+  "${mpi[@]}" "$stepsim" search "$dense" --space $bad >"$work/bad.out" 2>"$work/bad.err"
+  code=$?
+  messages=$(grep -c "stepsim: error: " "$work/bad.err")
+  if [ $code -ne 2 ] || [ "$messages" -ne 1 ]; then
+    echo "FAIL --space $bad: mpirun exited $code (expected 2) with $messages error messages" \
+      "(expected 1):"
+    cat "$work/bad.err"
+    failed=1
+  else
+    echo "ok --space $bad: exit 2, one message: $(grep "stepsim: error: " "$work/bad.err")"
+  fi
+done
 exit $failed
