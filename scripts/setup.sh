@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages stepsim needs to build and test, if any is missing, and any
 # extra packages named as arguments (scripts/fuzz.sh asks for clang). pybind11-dev and
 # python3-dev build the Python module (docs/python.md); chromium opens the --html reports in the
-# browser test (ctest label `browser`).
+# browser test (ctest label `browser`); libopenmpi-dev and openmpi-bin share `stepsim search` and
+# `stepsim compare` among MPI processes (docs/search.md; ctest search_mpi runs mpirun).
 # Idempotent, and silent when nothing is missing. Needs root (or sudo) only when it installs.
 set -euo pipefail
 
@@ -10,7 +11,7 @@ packages=(
   g++ make cmake pkg-config
   libboost-graph-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-dev pybind11-dev chromium
+  python3 python3-dev pybind11-dev chromium libopenmpi-dev openmpi-bin
   "$@"
 )
 
