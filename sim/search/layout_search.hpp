@@ -33,9 +33,11 @@ struct Candidate {
   std::size_t index = 0;               // in enumeration order
   std::vector<std::string> overrides;  // "parallelism.tp=8", ...: what `stepsim run -o` takes
   std::string label;                   // "tp8 sp pp8 vpp2 dp16 zero1 mb1 selective"
-  workloads::WorkloadSpec spec;        // the scenario's, with the overrides
-  Bytes memory_peak;                   // the fullest stage's memory per rank
-  Time bound;                          // lower_bound(): the step cannot be faster
+  // The scenario's, with the overrides; under a distribution of several processes, only in the
+  // process that checked the candidate (default elsewhere: nothing after the bound reads it).
+  workloads::WorkloadSpec spec;
+  Bytes memory_peak;  // the fullest stage's memory per rank
+  Time bound;         // lower_bound(): the step cannot be faster
 };
 
 struct Evaluated {
