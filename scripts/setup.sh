@@ -4,7 +4,8 @@
 # python3-dev build the Python module (docs/python.md); chromium opens the --html reports in the
 # browser test (ctest label `browser`); npm (Debian's, where the machine has none) installs the
 # trace viewer that test opens the Chrome trace in (speedscope, pinned in
-# tests/browser/viewer/package-lock.json).
+# tests/browser/viewer/package-lock.json); libopenmpi-dev and openmpi-bin share `stepsim search`
+# and `stepsim compare` among MPI processes (docs/search.md; ctest search_mpi runs mpirun).
 # Idempotent, and silent when nothing is missing. Needs root (or sudo) only when it installs.
 set -euo pipefail
 
@@ -12,7 +13,7 @@ packages=(
   g++ make cmake pkg-config
   libboost-graph-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-dev pybind11-dev chromium
+  python3 python3-dev pybind11-dev chromium libopenmpi-dev openmpi-bin
   "$@"
 )
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <ostream>
 
 #include "sim/cli/command.hpp"
 #include "sim/common/config.hpp"
@@ -82,6 +83,13 @@ void guard_resources(Context& ctx, const workloads::WorkloadSpec& spec,
   } else {
     ctx.log.debug("estimate: {}; about {:.1f} s", what, estimate.seconds);
   }
+}
+
+void silence(Context& ctx) {
+  ctx.log.set_level(spdlog::level::off);
+  // A stream with badbit set writes nothing; main's error messages go through ctx.err too.
+  ctx.out.setstate(std::ios::badbit);
+  ctx.err.setstate(std::ios::badbit);
 }
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,

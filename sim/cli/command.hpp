@@ -76,6 +76,9 @@ void guard_all_to_all(std::string_view subject, std::string_view items, std::uin
 // option's text; empty: the machine's physical memory).
 void guard_resources(Context& ctx, const workloads::WorkloadSpec& spec,
                      const std::string& max_memory);
+// For the processes of an MPI launch other than 0 (sim/search/distribution.hpp): nothing of this
+// command reaches stdout or stderr, its logs and error messages included (process 0 says them).
+void silence(Context& ctx);
 
 // The commands. Each keeps its options alive in state captured by the returned action.
 Command add_check_command(CLI::App& app);

@@ -7,7 +7,6 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
-#include <thread>
 
 #include "sim/cli/command.hpp"
 #include "sim/common/input_error.hpp"
@@ -15,6 +14,8 @@
 #include "sim/run/html_report.hpp"
 #include "sim/run/simulate.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/search/candidate_queue.hpp"
+#include "sim/search/distribution.hpp"
 #include "sim/search/layout_search.hpp"
 
 namespace stepsim::cli {
@@ -89,7 +90,8 @@ Command add_compare_command(CLI::App& app) {
       ->type_name("FILE.yaml|KEY=V1,V2")
       ->needs(search);
   sub->add_option("-j,--jobs", options->jobs,
-                  "With --search: simulations at once (default: the machine's cores)")
+                  "With --search: simulations at once in each process (default: the "
+                  "machine's cores, shared among the MPI processes on it)")
       ->type_name("N")
       ->check(CLI::Range(1u, 1024u))
       ->needs(search);
@@ -115,39 +117,65 @@ Command add_compare_command(CLI::App& app) {
             o.push_back(a);
           variants.push_back({v, options->files.front(), o});
         }
-        // Validate everything before running anything.
+        // Under an MPI launcher every process loads the variants, the simulations are shared
+        // among the processes (each search's, or the variants themselves), and process 0 alone
+        // writes (sim/search/distribution.hpp).
+        const auto distribution = search::make_distribution();
+        const bool writes = distribution->writes_output();
+        if (!writes) silence(ctx);
+        // Validate everything before running anything. The output files start before the runs
+        // (a bad path fails at once) and are renamed into place when complete.
         std::vector<Scenario> scenarios;
-        for (const auto& v : variants) {
-          scenarios.push_back(load_scenario(v.file, v.overrides));
-          guard_resources(ctx, scenarios.back().workload, options->max_memory);
-        }
-        // The output files start before the runs (a bad path fails at once) and are renamed
-        // into place when complete.
         std::optional<output::AtomicFile> json_file;
         std::optional<output::AtomicFile> csv_file;
-        if (!options->json.empty()) json_file.emplace(options->json, ctx.output_guard);
-        if (!options->csv.empty()) csv_file.emplace(options->csv, ctx.output_guard);
         std::optional<output::AtomicFile> html_file;
-        if (!options->html.empty()) html_file.emplace(options->html, ctx.output_guard);
+        std::string error;
+        try {
+          for (const auto& v : variants) {
+            scenarios.push_back(load_scenario(v.file, v.overrides));
+            guard_resources(ctx, scenarios.back().workload, options->max_memory);
+          }
+          if (writes && !options->json.empty()) json_file.emplace(options->json, ctx.output_guard);
+          if (writes && !options->csv.empty()) csv_file.emplace(options->csv, ctx.output_guard);
+          if (writes && !options->html.empty()) html_file.emplace(options->html, ctx.output_guard);
+        } catch (const InputError& e) {
+          error = e.what();
+        }
+        if (const std::string first = distribution->first_error(error); !first.empty())
+          throw InputError(first);
+
         std::vector<StepReport> reports;
-        for (std::size_t i = 0; i < scenarios.size(); ++i) {
-          if (options->search) {
+        if (options->search) {
+          for (std::size_t i = 0; i < scenarios.size(); ++i) {
             // Each variant at its best: a fixed layout favours the fabric it was written for.
             ctx.log.debug("searching {}", variants[i].label);
             search::SearchSpace space = search::default_space(scenarios[i]);
             for (const auto& s : options->spaces)
               search::apply_space_argument(space, s);
             search::SearchOptions so;
-            so.threads = options->jobs > 0 ? options->jobs
-                                           : std::max(1u, std::thread::hardware_concurrency());
+            so.threads = distribution->threads(options->jobs);
+            so.distribution = distribution.get();
             search::SearchOutcome outcome = search::search_layouts(scenarios[i], space, so);
+            if (!writes) continue;
             variants[i].label += " [" + outcome.ranked.front().candidate.label + "]";
             reports.push_back(std::move(outcome.ranked.front().report));
-            continue;
           }
-          ctx.log.debug("simulating {}", variants[i].label);
-          reports.push_back(simulate_step(scenarios[i]));
+        } else {
+          // One variant after the other in one process (the first error, in order, is the one
+          // reported), or shared among the processes of an MPI launch.
+          search::CandidateQueue queue(std::vector<Time>(scenarios.size()), false, {});
+          distribution->run(queue, 1, [&](std::size_t i) {
+            ctx.log.debug("simulating {}", variants[i].label);
+            return simulate_step(scenarios[i]);
+          });
+          if (writes) {
+            for (std::size_t i = 0; i < scenarios.size(); ++i) {
+              if (queue.errors()[i]) std::rethrow_exception(queue.errors()[i]);
+              reports.push_back(std::move(*queue.reports()[i]));
+            }
+          }
         }
+        if (!writes) return 0;
 
         std::vector<std::string> dims;
         for (const auto& r : reports) {

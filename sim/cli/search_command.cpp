@@ -7,13 +7,13 @@
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "sim/cli/command.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/search/distribution.hpp"
 #include "sim/search/layout_search.hpp"
 #include "sim/search/search_output.hpp"
 
@@ -46,7 +46,9 @@ Command add_search_command(CLI::App& app) {
                   "Fraction of the device's memory a layout must leave free (default 0)")
       ->type_name("FRACTION")
       ->check(CLI::Range(0.0, 0.9));
-  sub->add_option("-j,--jobs", options->jobs, "Simulations at once (default: the machine's cores)")
+  sub->add_option("-j,--jobs", options->jobs,
+                  "Simulations at once in each process (default: the machine's cores, "
+                  "shared among the MPI processes on it)")
       ->type_name("N")
       ->check(CLI::Range(1u, 1024u));
   sub->add_option("--top", options->top, "Layouts in the table (default 10)")
@@ -62,23 +64,39 @@ Command add_search_command(CLI::App& app) {
   return {
       sub, [options](Context& ctx) {
         const auto started = std::chrono::steady_clock::now();
-        const Scenario base = load_scenario(options->file, options->overrides);
-        guard_resources(ctx, base.workload, options->max_memory);
-        search::SearchSpace space = search::default_space(base);
-        for (const auto& s : options->spaces)
-          search::apply_space_argument(space, s);
+        // Under an MPI launcher every process searches and process 0 alone writes (the others'
+        // logs and messages are silenced; docs/search.md).
+        const auto distribution = search::make_distribution();
+        const bool writes = distribution->writes_output();
+        if (!writes) silence(ctx);
+        std::optional<Scenario> loaded;
+        search::SearchSpace space;
         // Output files start before the search, so a bad path fails at once.
         std::optional<output::AtomicFile> csv_file;
         std::optional<output::AtomicFile> json_file;
         std::optional<output::AtomicFile> best_file;
-        if (!options->csv.empty()) csv_file.emplace(options->csv, ctx.output_guard);
-        if (!options->json.empty()) json_file.emplace(options->json, ctx.output_guard);
-        if (!options->write_best.empty()) best_file.emplace(options->write_best, ctx.output_guard);
+        std::string error;
+        try {
+          loaded.emplace(load_scenario(options->file, options->overrides));
+          guard_resources(ctx, loaded->workload, options->max_memory);
+          space = search::default_space(*loaded);
+          for (const auto& s : options->spaces)
+            search::apply_space_argument(space, s);
+          if (writes && !options->csv.empty()) csv_file.emplace(options->csv, ctx.output_guard);
+          if (writes && !options->json.empty()) json_file.emplace(options->json, ctx.output_guard);
+          if (writes && !options->write_best.empty())
+            best_file.emplace(options->write_best, ctx.output_guard);
+        } catch (const InputError& e) {
+          error = e.what();
+        }
+        if (const std::string first = distribution->first_error(error); !first.empty())
+          throw InputError(first);
+        const Scenario& base = *loaded;
 
         search::SearchOptions search;
-        search.threads =
-            options->jobs > 0 ? options->jobs : std::max(1u, std::thread::hardware_concurrency());
+        search.threads = distribution->threads(options->jobs);
         search.memory_margin = options->memory_margin;
+        search.distribution = distribution.get();
         // A progress line on stderr when it is a terminal (never with -q), with the time left at
         // the rate so far for the candidates that may still run (an upper bound: the bound may
         // stop the search before).
@@ -86,7 +104,9 @@ Command add_search_command(CLI::App& app) {
         bool first_call = true;
         const bool show = ctx.err_is_terminal && ctx.log.should_log(spdlog::level::info);
         search.progress = [&ctx, &progress_shown, &first_call, show, started,
-                           threads = search.threads](const search::SearchProgress& p) {
+                           threads =
+                               search.threads * static_cast<unsigned>(distribution->processes())](
+                              const search::SearchProgress& p) {
           const double elapsed =
               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
           if (first_call) {
@@ -113,6 +133,7 @@ Command add_search_command(CLI::App& app) {
                   << std::flush;
         };
         const search::SearchOutcome outcome = search::search_layouts(base, space, search);
+        if (!writes) return 0;
         if (progress_shown) ctx.err << "\r\x1b[K" << std::flush;
         search::print_search(ctx.out, outcome, options->top);
         ctx.out.flush();
@@ -130,8 +151,13 @@ Command add_search_command(CLI::App& app) {
         }
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        ctx.log.info("searched in {:.1f} s of wall time on {} thread{}", wall, search.threads,
-                     search.threads == 1 ? "" : "s");
+        if (distribution->processes() > 1) {
+          ctx.log.info("searched in {:.1f} s of wall time on {} MPI processes of {} thread{}", wall,
+                       distribution->processes(), search.threads, search.threads == 1 ? "" : "s");
+        } else {
+          ctx.log.info("searched in {:.1f} s of wall time on {} thread{}", wall, search.threads,
+                       search.threads == 1 ? "" : "s");
+        }
         return 0;
       }};
 }

@@ -5,10 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <exception>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -16,6 +14,9 @@
 
 #include "sim/common/input_error.hpp"
 #include "sim/run/simulate.hpp"
+#include "sim/search/byte_codec.hpp"
+#include "sim/search/candidate_queue.hpp"
+#include "sim/search/distribution.hpp"
 #include "sim/search/lower_bound.hpp"
 #include "workloads/memory_model.hpp"
 
@@ -27,6 +28,9 @@ std::string override_path(const std::string& key) {
   if (key == "micro_batch" || key == "recompute" || key == "grad_bucket") return "training." + key;
   return "parallelism." + key;
 }
+
+// Marks the message of an internal error (not bad input) passed between processes.
+constexpr std::string_view kInternal = "\x01internal: ";
 
 // One layout being enumerated: the chosen value of each key.
 using Choice = std::map<std::string, std::string>;
@@ -242,7 +246,9 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
   outcome.pruned.push_back({"world", enumerator.world_pruned});
   if (space.find("dp") != nullptr) outcome.pruned.push_back({"dp", enumerator.dp_pruned});
 
-  // The check and memory rules, each candidate on its own (the parse reads the device's files).
+  // The check and memory rules and the bound, each candidate on its own (the parse reads the
+  // device's files; the bound plays the stages' operation graphs). Under a distribution each
+  // process takes every processes-th layout, and they exchange the results.
   const int world = static_cast<int>(base.topology.accelerators().size());
   struct Checked {
     std::optional<Candidate> candidate;
@@ -252,28 +258,101 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
   std::vector<Checked> checked(choices.size());
   const bool show_bucket = space.find("grad_bucket") != nullptr;
   const bool show_order = space.find("order") != nullptr;
-  parallel_for(choices.size(), options.threads, [&](std::size_t i) {
-    Candidate c;
-    c.index = i;
-    c.overrides = overrides_of(choices[i]);
-    config::Document doc = base.document;
-    try {
-      for (const auto& o : c.overrides)
-        doc.apply_override(o);
-      c.spec = workloads::parse_workload(doc.root());
-      workloads::validate_layout(c.spec, world);
-    } catch (const InputError& e) {
-      checked[i].failure = e.what();
-      return;
+  const BytesPerSecond injection = injection_bandwidth(base.topology);
+  LocalDistribution local;
+  Distribution& distribution = options.distribution ? *options.distribution : local;
+  const auto processes = static_cast<std::size_t>(distribution.processes());
+  const auto rank = static_cast<std::size_t>(distribution.rank());
+  const std::size_t share = (choices.size() + processes - 1 - rank) / processes;
+  // An exception in one process's share ends every process (an internal error as one: the
+  // message is marked).
+  std::string error;
+  try {
+    parallel_for(share, options.threads, [&](std::size_t k) {
+      const std::size_t i = rank + k * processes;
+      Candidate c;
+      c.index = i;
+      c.overrides = overrides_of(choices[i]);
+      config::Document doc = base.document;
+      try {
+        for (const auto& o : c.overrides)
+          doc.apply_override(o);
+        c.spec = workloads::parse_workload(doc.root());
+        workloads::validate_layout(c.spec, world);
+      } catch (const InputError& e) {
+        checked[i].failure = e.what();
+        return;
+      }
+      c.label = label_of(c.spec, show_bucket, show_order);
+      for (const auto& m : workloads::estimate_memory(c.spec)) {
+        c.memory_peak = std::max(c.memory_peak, m.total);
+        const double usable =
+            static_cast<double>(m.capacity.count()) * (1.0 - options.memory_margin);
+        if (static_cast<double>(m.total.count()) > usable) checked[i].too_big = true;
+      }
+      if (!checked[i].too_big) c.bound = lower_bound(c.spec, injection).step;
+      checked[i].candidate = std::move(c);
+    });
+  } catch (const InputError& e) {
+    error = e.what();
+  } catch (const std::exception& e) {
+    error = std::string(kInternal) + e.what();
+  }
+  if (std::string first = distribution.first_error(error); !first.empty()) {
+    if (first.starts_with(kInternal)) throw std::runtime_error(first.substr(kInternal.size()));
+    throw InputError(first);
+  }
+  if (processes > 1) {
+    // Each checked layout as [index, 0, failure] or [index, 1 (too big) or 2, label, memory,
+    // bound]; the others' candidates come without their WorkloadSpec (only the bound needs it).
+    ByteWriter mine;
+    for (std::size_t i = rank; i < choices.size(); i += processes) {
+      mine.raw<std::uint64_t>(i);
+      const Checked& ch = checked[i];
+      mine.raw<std::uint8_t>(!ch.failure.empty() ? 0 : ch.too_big ? 1 : 2);
+      if (!ch.failure.empty()) {
+        mine.text(ch.failure);
+        continue;
+      }
+      mine.text(ch.candidate->label);
+      mine.bytes(ch.candidate->memory_peak);
+      mine.time(ch.candidate->bound);
     }
-    c.label = label_of(c.spec, show_bucket, show_order);
-    for (const auto& m : workloads::estimate_memory(c.spec)) {
-      c.memory_peak = std::max(c.memory_peak, m.total);
-      const double usable = static_cast<double>(m.capacity.count()) * (1.0 - options.memory_margin);
-      if (static_cast<double>(m.total.count()) > usable) checked[i].too_big = true;
+    const std::vector<std::string> all = distribution.all_gather(mine.take());
+    std::size_t filled = 0;
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      ByteReader in(all[r]);
+      while (!in.done()) {
+        const auto i = static_cast<std::size_t>(in.raw<std::uint64_t>());
+        if (i >= choices.size() || i % processes != r)
+          throw std::logic_error("stepsim search: a layout from the wrong process (a bug)");
+        ++filled;
+        const auto state = in.raw<std::uint8_t>();
+        if (r == rank) {
+          in.text();
+          if (state != 0) {
+            in.bytes();
+            in.time();
+          }
+          continue;
+        }
+        if (state == 0) {
+          checked[i].failure = in.text();
+          continue;
+        }
+        Candidate c;
+        c.index = i;
+        c.overrides = overrides_of(choices[i]);
+        c.label = in.text();
+        c.memory_peak = in.bytes();
+        c.bound = in.time();
+        checked[i].too_big = state == 1;
+        checked[i].candidate = std::move(c);
+      }
     }
-    checked[i].candidate = std::move(c);
-  });
+    if (filled != choices.size())
+      throw std::logic_error("stepsim search: a layout no process checked (a bug)");
+  }
 
   std::map<std::string, std::size_t> by_key;
   std::size_t memory = 0;
@@ -313,66 +392,43 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
                     first_failure));
   }
 
-  const BytesPerSecond injection = injection_bandwidth(base.topology);
-  parallel_for(passed.size(), options.threads, [&](std::size_t i) {
-    passed[i].bound = lower_bound(passed[i].spec, injection).step;
-  });
   return passed;
 }
 
 SearchOutcome search_layouts(const Scenario& base, const SearchSpace& space,
                              const SearchOptions& options) {
+  LocalDistribution local;
+  Distribution& distribution = options.distribution ? *options.distribution : local;
   SearchOutcome outcome;
-  std::vector<Candidate> candidates = prepare_candidates(base, space, options, outcome);
+  std::vector<Candidate> candidates;
+  // Every process prepares the same candidates; the first error of any ends every one.
+  std::string error;
+  try {
+    candidates = prepare_candidates(base, space, options, outcome);
+  } catch (const InputError& e) {
+    error = e.what();
+  }
+  if (const std::string first = distribution.first_error(error); !first.empty())
+    throw InputError(first);
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     return std::tie(a.bound, a.index) < std::tie(b.bound, b.index);
   });
 
-  // Candidates are started in bound order while their bound is below the best step time finished
-  // so far; that best is never better than the best of the candidates before them, so every
-  // candidate the sequential rule simulates is started.
+  // Candidates are handed out in bound order while their bound is below the best step time
+  // finished so far, to this process's threads or to every process's (candidate_queue.hpp).
   const std::size_t n = candidates.size();
-  std::vector<std::optional<StepReport>> reports(n);
-  std::vector<std::exception_ptr> errors(n);
-  std::mutex mutex;
-  std::size_t next = 0;
-  SearchProgress progress;
-  auto report_progress = [&] {  // under the lock
-    if (!options.progress) return;
-    progress.left_at_most = 0;
-    for (std::size_t j = next;
-         j < n && (!options.prune_by_bound || candidates[j].bound < progress.best); ++j)
-      ++progress.left_at_most;
-    options.progress(progress);
-  };
-  auto worker = [&] {
-    std::unique_lock lock(mutex);
-    while (next < n) {
-      if (options.prune_by_bound && candidates[next].bound >= progress.best) break;
-      const std::size_t i = next++;
-      ++progress.running;
-      report_progress();
-      lock.unlock();
-      try {
-        const Scenario scenario = candidate_scenario(base, candidates[i]);
-        reports[i] = simulate_step(scenario);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-      lock.lock();
-      --progress.running;
-      ++progress.simulated;
-      if (reports[i]) progress.best = std::min(progress.best, reports[i]->step_time);
-      report_progress();
-    }
-  };
-  const unsigned count = std::max(1u, options.threads);
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < count; ++t)
-    pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool)
-    t.join();
+  std::vector<Time> bounds;
+  for (const auto& c : candidates)
+    bounds.push_back(c.bound);
+  CandidateQueue queue(std::move(bounds), options.prune_by_bound,
+                       distribution.writes_output() ? options.progress
+                                                    : std::function<void(const SearchProgress&)>());
+  distribution.run(queue, std::max(1u, options.threads), [&](std::size_t i) {
+    return simulate_step(candidate_scenario(base, candidates[i]));
+  });
+  if (!distribution.writes_output()) return outcome;
+  auto& reports = queue.reports();
+  const auto& errors = queue.errors();
 
   // The sequential rule: candidate i is simulated when its bound is below the best step time of
   // the candidates before it. Results past the first one it stops are speculative and dropped.

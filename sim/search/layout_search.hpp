@@ -11,9 +11,10 @@
 //     candidate's bound is no less than the best step time simulated before it, neither it nor any
 //     later one can be faster, and none is simulated.
 // Survivors are simulated on `threads` threads, each candidate an independent simulation of its own
-// Scenario (simulate_step, as `stepsim run` does). Threads may start candidates past the point
-// where the bound stops the search; their results are dropped, so the outcome is the same, byte for
-// byte, whatever the thread count.
+// Scenario (simulate_step, as `stepsim run` does), in this process or shared among the processes
+// of an MPI launch (distribution.hpp). Threads may start candidates past the point where the bound
+// stops the search; their results are dropped, so the outcome is the same, byte for byte, whatever
+// the thread and process counts (candidate_queue.hpp says why).
 #pragma once
 
 #include <functional>
@@ -26,13 +27,17 @@
 
 namespace stepsim::search {
 
+class Distribution;
+
 struct Candidate {
   std::size_t index = 0;               // in enumeration order
   std::vector<std::string> overrides;  // "parallelism.tp=8", ...: what `stepsim run -o` takes
   std::string label;                   // "tp8 sp pp8 vpp2 dp16 zero1 mb1 selective"
-  workloads::WorkloadSpec spec;        // the scenario's, with the overrides
-  Bytes memory_peak;                   // the fullest stage's memory per rank
-  Time bound;                          // lower_bound(): the step cannot be faster
+  // The scenario's, with the overrides; under a distribution of several processes, only in the
+  // process that checked the candidate (default elsewhere: nothing after the bound reads it).
+  workloads::WorkloadSpec spec;
+  Bytes memory_peak;  // the fullest stage's memory per rank
+  Time bound;         // lower_bound(): the step cannot be faster
 };
 
 struct Evaluated {
@@ -70,8 +75,11 @@ struct SearchOptions {
   unsigned threads = 1;
   double memory_margin = 0.0;  // fraction of the device's capacity kept free
   bool prune_by_bound = true;  // false: simulate every candidate that fits (tests)
-  // Called (on a worker thread, one call at a time) when a simulation starts or ends.
+  // Called (on a worker thread, one call at a time) when a simulation starts or ends; under MPI,
+  // on process 0 only.
   std::function<void(const SearchProgress&)> progress;
+  // Who simulates (not owned); null: this process alone.
+  Distribution* distribution = nullptr;
 };
 
 // The candidates of `space` on `base` that pass the world, check and memory rules, with their
@@ -80,7 +88,9 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
                                           const SearchOptions& options, SearchOutcome& outcome);
 
 // The whole search. Throws InputError when no candidate passes the rules before the bound (the
-// message names the rule and the first candidate's reason).
+// message names the rule and the first candidate's reason). Under a distribution, every process
+// calls it; only process 0's outcome has the ranked layouts (the others' stop at the counts of the
+// rules before the bound).
 SearchOutcome search_layouts(const Scenario& base, const SearchSpace& space,
                              const SearchOptions& options);
 
