@@ -175,6 +175,12 @@ html::BarChart memory_chart(std::string id, std::string title,
   return chart;
 }
 
+void scenario_section(html::Page& page, const nlohmann::ordered_json& resolved) {
+  page.section("Scenario");
+  page.paragraph("The scenario as simulated, with its includes expanded and overrides applied:");
+  page.preformatted(resolved.dump(2));
+}
+
 std::string header_paragraph() {
   return fmt::format(
       "<p class=\"hint\">Written by stepsim {}. Every figure is simulated; "
@@ -294,9 +300,7 @@ void write_step_html(std::ostream& out, const StepReport& r, const StepView& vie
     if (!m.warning.empty()) page.paragraph(fmt::format("stage {}: {}", m.stage, m.warning));
   }
 
-  page.section("Scenario");
-  page.paragraph("The scenario as simulated, with its includes expanded and overrides applied:");
-  page.preformatted(r.resolved_scenario.dump(2));
+  scenario_section(page, r.resolved_scenario);
   out << page.str();
 }
 
@@ -548,9 +552,7 @@ void write_serve_html(std::ostream& out, const ServeReport& r, const ServeViews&
   page.raw(html::bar_chart(serving_memory_chart(
       "memory", "Memory per accelerator of each pool against the capacity", pools, passes)));
 
-  page.section("Scenario");
-  page.paragraph("The scenario as simulated, with its includes expanded and overrides applied:");
-  page.preformatted(r.resolved_scenario.dump(2));
+  scenario_section(page, r.resolved_scenario);
   out << page.str();
 }
 

@@ -81,12 +81,7 @@ PassReport simulate_pass(const ServingScenario& scenario, ServingPhase phase, st
     trace_links = busiest_links(first, topo, recording.trace ? recording.trace_links : 0);
     view_links = busiest_links(first, topo, view_link_count);
   }
-  std::vector<std::uint32_t> sampled = trace_links;
-  sampled.insert(sampled.end(), view_links.begin(), view_links.end());
-  std::sort(sampled.begin(), sampled.end());
-  sampled.erase(std::unique(sampled.begin(), sampled.end()), sampled.end());
-  options.record_link_samples = !sampled.empty();
-  options.sampled_links = sampled;
+  sample_links(options, trace_links, view_links);
   std::optional<TraceListener> trace;
   if (recording.trace != nullptr) {
     std::vector<int> ranks = parse_trace_ranks(recording.trace_ranks, workload);

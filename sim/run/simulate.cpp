@@ -29,6 +29,16 @@ std::vector<std::uint32_t> busiest_links(const executor::Executor& executor,
   return links;
 }
 
+void sample_links(executor::ExecutorOptions& options, const std::vector<std::uint32_t>& trace_links,
+                  const std::vector<std::uint32_t>& view_links) {
+  std::vector<std::uint32_t> sampled = trace_links;
+  sampled.insert(sampled.end(), view_links.begin(), view_links.end());
+  std::sort(sampled.begin(), sampled.end());
+  sampled.erase(std::unique(sampled.begin(), sampled.end()), sampled.end());
+  options.record_link_samples = !sampled.empty();
+  options.sampled_links = sampled;
+}
+
 StepReport simulate_step(const Scenario& scenario, const SimulateOptions& options) {
   const workloads::Workload workload(scenario.workload);
   executor::ExecutorOptions exec;
@@ -59,13 +69,7 @@ StepReport simulate_step(const Scenario& scenario, const SimulateOptions& option
       };
   }
 
-  // The links whose samples are recorded: the trace's and the view's (sorted ids).
-  std::vector<std::uint32_t> sampled = trace_links;
-  sampled.insert(sampled.end(), view_links.begin(), view_links.end());
-  std::sort(sampled.begin(), sampled.end());
-  sampled.erase(std::unique(sampled.begin(), sampled.end()), sampled.end());
-  exec.record_link_samples = !sampled.empty();
-  exec.sampled_links = sampled;
+  sample_links(exec, trace_links, view_links);
   std::optional<TraceListener> trace;
   if (options.trace) {
     std::vector<int> ranks = parse_trace_ranks(options.trace_ranks, workload);

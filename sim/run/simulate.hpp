@@ -44,4 +44,9 @@ StepReport simulate_step(const Scenario& scenario, const SimulateOptions& option
 std::vector<std::uint32_t> busiest_links(const executor::Executor& executor,
                                          const topology::Topology& topology, std::size_t count);
 
+// Has `options` record the utilization samples of the `trace_links` and the `view_links` (topology
+// link indices; the union, sorted), or none when both are empty.
+void sample_links(executor::ExecutorOptions& options, const std::vector<std::uint32_t>& trace_links,
+                  const std::vector<std::uint32_t>& view_links);
+
 }  // namespace stepsim

@@ -80,6 +80,59 @@ TEST(ValidationRun, ACollectiveCaseReproducesItsClosedForm) {
   EXPECT_NEAR(busbw, 370.0, 0.5);
 }
 
+// The serving tables: 7 latency and 5 throughput rows, reported (no target), each a serving
+// scenario with its overrides.
+TEST(ValidationCases, ServingRowsAreServingScenariosWithTheirOverrides) {
+  const CaseFile f = load_cases(kCases);
+  const Table& latency = table(f, "serving-latency");
+  const Table& throughput = table(f, "serving-throughput");
+  EXPECT_EQ(latency.cases.size(), 7u);
+  EXPECT_EQ(throughput.cases.size(), 5u);
+  EXPECT_FALSE(latency.target.has_value());
+  EXPECT_EQ(latency.cases[1].measure, Measure::kTtftMs);
+  EXPECT_EQ(latency.cases[1].overrides, std::vector<std::string>{"serving.prefill.prompt=128"});
+  EXPECT_DOUBLE_EQ(latency.cases[1].published.value, 26.0);
+  EXPECT_EQ(throughput.cases[4].measure, Measure::kOutputTokensPerS);
+  EXPECT_DOUBLE_EQ(throughput.cases[4].published.value, 1943.0);
+}
+
+// A serving row is the figure `stepsim serve` reports: gpt-fast's Llama 2 70B TP8 decode on
+// A100 (the latency table's row 5).
+TEST(ValidationRun, AServingCaseIsWhatServeReports) {
+  const CaseFile f = load_cases(kCases);
+  const Case& c = table(f, "serving-latency").cases[4];
+  std::string setup;
+  const double tpot_ms = simulate_case(c, &setup);
+  EXPECT_NE(setup.find("decode, tp8 dp1, batch 1, 100 context on selene:nodes=1"),
+            std::string::npos)
+      << setup;
+  // The same pass read from the cache gives the same figure, as tokens/s per accelerator.
+  ServingPassCache cache;
+  Case tokens = c;
+  tokens.measure = Measure::kOutputTokensPerS;
+  EXPECT_DOUBLE_EQ(simulate_case(c, nullptr, &cache), tpot_ms);
+  EXPECT_NEAR(simulate_case(tokens, nullptr, &cache), 1000.0 / tpot_ms / 8, 1e-9);
+  EXPECT_EQ(cache.figures.size(), 1u);
+}
+
+TEST(ValidationCases, ACollectiveCaseHasNoOverrides) {
+  const auto data = write_temp("stepsim_val_data2.yaml", "rows: [{x: 1}]\n");
+  const auto cases =
+      write_temp("stepsim_val_cases2.yaml",
+                 "data: {d: stepsim_val_data2.yaml}\n"
+                 "tables:\n"
+                 "  - {name: t, title: T, metric: m, target: 0.1, cases: [\n"
+                 "      {figure: f, published: 'd:rows.0.x', measure: time_us,\n"
+                 "       topology: dgx-h100, ranks: '8', op: allreduce, algo: ring,\n"
+                 "       size: 1KiB, overrides: ['a=1']}]}\n");
+  try {
+    load_cases(cases);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("overrides"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ValidationRun, FailuresAreRowsBeyondTwiceTheTarget) {
   Table t;
   t.target = 0.05;
