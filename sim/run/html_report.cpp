@@ -152,16 +152,24 @@ html::Timeline timeline_chart(const StepView& view) {
   return chart;
 }
 
-html::BarChart memory_chart(std::string id, std::string title,
-                            const std::vector<std::string>& categories,
-                            const std::vector<workloads::MemoryEstimate>& memory) {
+// Stacked bars of bytes against a capacity line, without series yet.
+html::BarChart capacity_chart(std::string id, std::string title, std::string y_label,
+                              const std::vector<std::string>& categories) {
   html::BarChart chart;
   chart.id = std::move(id);
   chart.title = std::move(title);
-  chart.y_label = "bytes per rank";
+  chart.y_label = std::move(y_label);
   chart.categories = categories;
   chart.format = html::format_bytes_decimal;
   chart.limit_name = "capacity";
+  return chart;
+}
+
+html::BarChart memory_chart(std::string id, std::string title,
+                            const std::vector<std::string>& categories,
+                            const std::vector<workloads::MemoryEstimate>& memory) {
+  html::BarChart chart =
+      capacity_chart(std::move(id), std::move(title), "bytes per rank", categories);
   html::Series params{"parameters", "#4e79a7", {}}, grads{"gradients", "#f28e2b", {}},
       optimizer{"optimizer states", "#59a14f", {}}, acts{"activations", "#b07aa1", {}};
   for (const auto& m : memory) {
@@ -418,13 +426,8 @@ std::string pass_name(const PassReport& p) {
 html::BarChart serving_memory_chart(std::string id, std::string title,
                                     const std::vector<std::string>& categories,
                                     const std::vector<const PassReport*>& passes) {
-  html::BarChart chart;
-  chart.id = std::move(id);
-  chart.title = std::move(title);
-  chart.y_label = "bytes per accelerator";
-  chart.categories = categories;
-  chart.format = html::format_bytes_decimal;
-  chart.limit_name = "capacity";
+  html::BarChart chart =
+      capacity_chart(std::move(id), std::move(title), "bytes per accelerator", categories);
   html::Series weights{"weights", "#4e79a7", {}}, kv{"KV cache", "#f28e2b", {}},
       acts{"activations", "#b07aa1", {}};
   for (const PassReport* p : passes) {
