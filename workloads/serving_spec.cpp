@@ -24,6 +24,12 @@ namespace {
 
 constexpr std::int64_t kMaxBatch = 1 << 20;
 constexpr std::int64_t kMaxTokens = 1 << 24;
+constexpr std::int64_t kMaxMtpDepth = 8;
+
+// Tokens per sequence a decode step runs: the next one and the MTP drafts it verifies.
+std::int64_t decode_tokens_per_sequence(const ServingSpec& spec, ServingPhase phase) {
+  return phase == ServingPhase::kDecode ? 1 + spec.mtp.depth : 1;
+}
 
 double to_double(std::int64_t v) {
   return static_cast<double>(v);
@@ -145,7 +151,8 @@ MicroBatchShape pass_shape(const ServingSpec& spec, ServingPhase phase, std::int
   const ServingPool& pool = spec.pool(phase);
   MicroBatchShape shape;
   shape.seq_len = pool.tokens;
-  shape.tokens = phase == ServingPhase::kDecode ? batch : batch * pool.tokens;
+  shape.tokens = phase == ServingPhase::kDecode ? batch * decode_tokens_per_sequence(spec, phase)
+                                                : batch * pool.tokens;
   const bool split = spec.model.moe_enabled && pool.tp > 1;
   // A batch that tp does not divide (the TPOT search tries every batch) is padded.
   shape.sharded_tokens = split ? (shape.tokens + pool.tp - 1) / pool.tp : shape.tokens;
@@ -162,7 +169,7 @@ ServingSpec parse_serving(const config::Node& root) {
   ServingSpec spec;
   const config::Node serving = root.at("serving");
   serving.allow_keys({"precision", "kv_cache_dtype", "combine_dtype", "hbm_efficiency",
-                      "kv_transfer_plane", "prefill", "decode"});
+                      "kv_transfer_plane", "mtp", "prefill", "decode"});
   spec.serving_location = serving.location();
   spec.model = parse_model(root.at("model"));
   if (auto v = serving.find("precision")) spec.precision = read_precision(*v);
@@ -186,6 +193,15 @@ ServingSpec parse_serving(const config::Node& root) {
     spec.decode = read_pool(*v, spec.model, ServingPhase::kDecode);
   if (!spec.prefill && !spec.decode)
     serving.fail_with("a serving section needs a 'prefill' pool, a 'decode' pool or both");
+  if (auto v = serving.find("mtp")) {
+    if (!v->is_map()) v->fail("a map like {depth: 1, acceptance: 0.85}");
+    v->allow_keys({"depth", "acceptance"});
+    if (!spec.decode)
+      v->fail_with("speculative decoding (MTP) runs in the decode step: add a 'decode' pool");
+    spec.mtp.depth = 1;
+    if (auto d = v->find("depth")) spec.mtp.depth = static_cast<int>(d->as_int(1, kMaxMtpDepth));
+    spec.mtp.acceptance = v->at("acceptance").as_double(0.0, 1.0);
+  }
   return spec;
 }
 
@@ -353,6 +369,7 @@ std::vector<KvTransfer> kv_transfers(const ServingSpec& spec) {
 ModelSpec pool_model(const ServingSpec& spec, ServingPhase phase) {
   ModelSpec m = spec.model;
   m.moe.experts += spec.pool(phase).redundant_experts;
+  if (phase == ServingPhase::kDecode) m.layers += spec.mtp.depth;
   return m;
 }
 
@@ -387,9 +404,13 @@ ForwardPass serving_forward_pass(const ServingSpec& spec, ServingPhase phase, st
   // Decode reads the context of every sequence; prefill writes the prompt's keys and values.
   pass.kv_cache_bytes_per_layer =
       to_double(batch * pool.tokens) * kv_bytes_per_token_layer(spec, pool.tp);
-  pass.logit_tokens = batch;
+  // With MTP every token of a sequence (the next one and its drafts) is scored against the same
+  // cache and gets its logits; the cache is read once.
+  const std::int64_t per_sequence = decode_tokens_per_sequence(spec, phase);
+  pass.logit_tokens = batch * per_sequence;
   if (phase == ServingPhase::kDecode && spec.model.mla_enabled)
-    pass.attention_core_flops_per_layer = absorbed_mla_decode_flops(spec, pool.tp, batch);
+    pass.attention_core_flops_per_layer =
+        absorbed_mla_decode_flops(spec, pool.tp, batch) * to_double(per_sequence);
   return pass;
 }
 
@@ -471,7 +492,7 @@ Program serving_program(const ServingSpec& spec, ServingPhase phase, std::int64_
 
 ServingMemory serving_memory(const ServingSpec& spec, ServingPhase phase, std::int64_t batch) {
   const ServingPool& pool = spec.pool(phase);
-  const ModelSpec& m = spec.model;
+  const ModelSpec m = pool_model(spec, phase);  // with the MTP blocks, which have a cache too
   const std::int64_t e = stored_bytes(spec.precision);
   ServingMemory memory;
   memory.capacity = spec.compute.device.hbm_capacity;
@@ -490,7 +511,8 @@ ServingMemory serving_memory(const ServingSpec& spec, ServingPhase phase, std::i
   const double activation_per_sequence =
       to_double(one.tokens) * (3.0 * to_double(m.hidden) + std::max(dense_mlp, moe_mlp)) *
           to_double(e) +
-      to_double(vocabulary_rows_per_rank(m, pool.tp)) * 4.0;
+      to_double(vocabulary_rows_per_rank(m, pool.tp)) * 4.0 *
+          to_double(decode_tokens_per_sequence(spec, phase));
   const double per_sequence = kv_per_sequence + activation_per_sequence;
   memory.kv_cache = Bytes(std::llround(kv_per_sequence * to_double(batch)));
   memory.activations = Bytes(std::llround(activation_per_sequence * to_double(batch)));

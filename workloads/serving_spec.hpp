@@ -68,6 +68,27 @@ struct ServingPool {
   int replicas() const { return accelerators / tp; }
 };
 
+// Speculative decoding with multi-token-prediction modules (`serving.mtp`): DeepSeek-V3's MTP
+// module (arXiv 2412.19437, section 2.2: one transformer block, its projection and the shared
+// embedding and output head per prediction depth) drafts `depth` tokens beyond the next one; the
+// decode step verifies them, so the main model and the MTP blocks run 1 + depth tokens per
+// sequence, and a step yields 1 + a + a^2 + ... + a^depth tokens on average, a the acceptance
+// of each draft token (the next is drafted only after the previous was accepted).
+struct MtpSpec {
+  int depth = 0;  // 0: no speculative decoding
+  double acceptance = 0;
+  // Average tokens a decode step yields per sequence.
+  double tokens_per_step() const {
+    double tokens = 1;
+    double p = 1;
+    for (int k = 0; k < depth; ++k) {
+      p *= acceptance;
+      tokens += p;
+    }
+    return tokens;
+  }
+};
+
 struct ServingSpec {
   ModelSpec model;
   // The scenario's compute model with memory_efficiency set from `serving.hbm_efficiency`.
@@ -83,6 +104,7 @@ struct ServingSpec {
   // `placement` or `nodes`): no KV cache moves between them.
   bool colocated = false;
   KvTransferPlane kv_plane = KvTransferPlane::kScaleUp;
+  MtpSpec mtp;                   // decode only
   std::string serving_location;  // of the `serving:` section
 
   const ServingPool& pool(ServingPhase phase) const {
@@ -145,7 +167,8 @@ double kv_bytes_per_token_layer(const ServingSpec& spec, int tp);
 double absorbed_mla_decode_flops(const ServingSpec& spec, int tp, std::int64_t batch);
 
 // The model a pool runs: the scenario's, with the pool's redundant experts added to the routed
-// experts.
+// experts, and in decode with MTP one more layer per depth (an MTP module's block, of the kind of
+// the model's last layer; its projection, 2 hidden x hidden, is not counted).
 ModelSpec pool_model(const ServingSpec& spec, ServingPhase phase);
 
 // The single-stage WorkloadSpec of one pass of `phase`'s pool at `batch` (its layout, its

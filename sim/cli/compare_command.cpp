@@ -1,5 +1,6 @@
 // `stepsim compare`: several scenarios, or one scenario under several topologies or override sets,
-// simulated one after the other and printed side by side.
+// simulated one after the other and printed side by side; training steps, or serving scenarios'
+// prefill and decode (TTFT, TPOT, tokens/s per accelerator).
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -9,11 +10,14 @@
 #include <sstream>
 
 #include "sim/cli/command.hpp"
+#include "sim/common/config.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/output/csv_field.hpp"
 #include "sim/run/html_report.hpp"
+#include "sim/run/serve.hpp"
 #include "sim/run/simulate.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/serving_scenario.hpp"
 #include "sim/search/candidate_queue.hpp"
 #include "sim/search/distribution.hpp"
 #include "sim/search/layout_search.hpp"
@@ -44,6 +48,102 @@ Time exposed_total(const StepReport& r) {
   for (const auto& e : r.breakdowns.front().parts.exposed)
     t += e;
   return t;
+}
+
+bool is_serving_file(const std::string& file) {
+  const config::Document document = config::Document::load_file(file);
+  const config::Node root = document.root();
+  return root.is_map() && root.has("serving");
+}
+
+// `stepsim compare` of serving scenarios (docs/serving.md): each variant's prefill pass and
+// decode step, TTFT, TPOT and tokens/s per accelerator side by side. Runs in the process that
+// writes (under an MPI launcher the others only validate).
+int compare_serving(Context& ctx, const std::vector<Variant>& variants, const std::string& json,
+                    const std::string& csv, const std::string& html, bool writes) {
+  std::vector<ServingScenario> scenarios;
+  for (const auto& v : variants)
+    scenarios.push_back(load_serving_scenario(v.file, v.overrides));
+  if (!writes) return 0;
+  std::optional<output::AtomicFile> json_file;
+  std::optional<output::AtomicFile> csv_file;
+  std::optional<output::AtomicFile> html_file;
+  if (!json.empty()) json_file.emplace(json, ctx.output_guard);
+  if (!csv.empty()) csv_file.emplace(csv, ctx.output_guard);
+  if (!html.empty()) html_file.emplace(html, ctx.output_guard);
+  std::vector<ServeReport> reports;
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    ctx.log.debug("simulating {}", variants[i].label);
+    reports.push_back(make_serve_report(scenarios[i], std::nullopt));
+  }
+  std::size_t width = 8;
+  for (const auto& v : variants)
+    width = std::max(width, v.label.size() + 2);
+  auto time_or_dash = [](bool has, Time t) { return has ? format_time(t) : std::string("-"); };
+  auto rate_or_dash = [](const std::optional<PassReport>& p) {
+    return p ? fmt::format("{:.1f}", p->tokens_per_s_per_accelerator) : std::string("-");
+  };
+  auto memory_or_dash = [](const std::optional<PassReport>& p) {
+    return p ? fmt::format("{:.2f} GB", p->memory.total().as_double() * 1e-9) : std::string("-");
+  };
+  ctx.out << fmt::format("{:<{}}{:>14}{:>14}{:>14}{:>16}{:>16}{:>14}{:>14}\n", "variant", width,
+                         "TTFT", "KV transfer", "TPOT", "prompt tok/s", "output tok/s",
+                         "prefill mem", "decode mem");
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const ServeReport& r = reports[i];
+    ctx.out << fmt::format(
+        "{:<{}}{:>14}{:>14}{:>14}{:>16}{:>16}{:>14}{:>14}\n", variants[i].label, width,
+        time_or_dash(r.prefill.has_value(), r.ttft),
+        time_or_dash(r.kv_transfer.has_value(), r.kv_transfer ? r.kv_transfer->time : Time{}),
+        time_or_dash(r.decode.has_value(), r.decode ? r.decode->time : Time{}),
+        rate_or_dash(r.prefill), rate_or_dash(r.decode), memory_or_dash(r.prefill),
+        memory_or_dash(r.decode));
+  }
+  ctx.out << "(tokens/s per accelerator; memory per accelerator: weights, KV cache and "
+             "activations)\n";
+  ctx.out.flush();
+  if (json_file) {
+    auto rows = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+      nlohmann::ordered_json entry;
+      entry["variant"] = variants[i].label;
+      entry["report"] = to_json(reports[i]);
+      rows.push_back(entry);
+    }
+    json_file->stream() << rows.dump(2) << '\n';
+    json_file->commit();
+  }
+  if (csv_file) {
+    std::ostream& out = csv_file->stream();
+    out << "variant,ttft_s,kv_transfer_s,tpot_s,prompt_tokens_per_s_per_accelerator,"
+           "output_tokens_per_s_per_accelerator,prefill_memory_bytes,decode_memory_bytes\n";
+    auto seconds = [](bool has, Time t) {
+      return has ? fmt::format("{:.9g}", t.seconds()) : std::string();
+    };
+    auto rate = [](const std::optional<PassReport>& p) {
+      return p ? fmt::format("{:.6g}", p->tokens_per_s_per_accelerator) : std::string();
+    };
+    auto memory = [](const std::optional<PassReport>& p) {
+      return p ? std::to_string(p->memory.total().count()) : std::string();
+    };
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+      const ServeReport& r = reports[i];
+      out << csv_field(variants[i].label) << ',' << seconds(r.prefill.has_value(), r.ttft) << ','
+          << seconds(r.kv_transfer.has_value(), r.kv_transfer ? r.kv_transfer->time : Time{}) << ','
+          << seconds(r.decode.has_value(), r.decode ? r.decode->time : Time{}) << ','
+          << rate(r.prefill) << ',' << rate(r.decode) << ',' << memory(r.prefill) << ','
+          << memory(r.decode) << '\n';
+    }
+    csv_file->commit();
+  }
+  if (html_file) {
+    std::vector<std::string> labels;
+    for (const auto& v : variants)
+      labels.push_back(v.label);
+    write_serve_compare_html(html_file->stream(), labels, reports);
+    html_file->commit();
+  }
+  return 0;
 }
 
 }  // namespace
@@ -123,6 +223,25 @@ Command add_compare_command(CLI::App& app) {
         const auto distribution = search::make_distribution();
         const bool writes = distribution->writes_output();
         if (!writes) silence(ctx);
+        // Serving scenarios (a `serving:` section) compare their TTFT and TPOT; every file must
+        // be of the same kind.
+        std::optional<std::string> training_file, serving_file;
+        for (const auto& f : options->files)
+          (is_serving_file(f) ? serving_file : training_file) = f;
+        if (serving_file && training_file) {
+          throw InputError(fmt::format(
+              "{} is a serving scenario and {} a training scenario: compare one kind at a time",
+              *serving_file, *training_file));
+        }
+        if (serving_file) {
+          if (options->search)
+            throw InputError(fmt::format(
+                "--search compares training layouts; {} is a serving scenario", *serving_file));
+          if (!options->max_memory.empty())
+            throw InputError(fmt::format(
+                "--max-memory applies to training steps; {} is a serving scenario", *serving_file));
+          return compare_serving(ctx, variants, options->json, options->csv, options->html, writes);
+        }
         // Validate everything before running anything. The output files start before the runs
         // (a bad path fails at once) and are renamed into place when complete.
         std::vector<Scenario> scenarios;

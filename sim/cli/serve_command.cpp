@@ -1,6 +1,7 @@
 // `stepsim serve SCENARIO`: simulates one prefill pass and one decode step of a serving scenario
 // and prints TTFT, TPOT, tokens/s per accelerator and memory per accelerator (docs/serving.md);
-// --tpot LIMIT finds the largest decode batch that meets LIMIT; --report writes the JSON.
+// --tpot LIMIT finds the largest decode batch that meets LIMIT; --report writes the JSON, --trace
+// a Chrome trace of both passes and --html a report with charts, as `stepsim run` does.
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 
 #include "sim/cli/command.hpp"
 #include "sim/common/input_error.hpp"
+#include "sim/run/html_report.hpp"
 #include "sim/run/serve.hpp"
 #include "sim/scenario/serving_scenario.hpp"
 
@@ -21,6 +23,10 @@ Command add_serve_command(CLI::App& app) {
     std::vector<std::string> overrides;
     std::string report;
     std::string tpot;
+    std::string trace;
+    std::string trace_ranks = "auto";
+    std::string html;
+    std::string html_ranks = "auto";
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
@@ -34,6 +40,26 @@ Command add_serve_command(CLI::App& app) {
                   "Find the largest decode batch whose time per output token meets this limit "
                   "(e.g. 50ms)")
       ->type_name("TIME");
+  CLI::Option* trace =
+      sub->add_option("--trace", options->trace,
+                      "Write a Chrome trace of the prefill pass and the decode step (open in "
+                      "Perfetto); .json.gz compresses it")
+          ->type_name("FILE.json[.gz]");
+  sub->add_option("--trace-ranks", options->trace_ranks,
+                  "Ranks of each pool in the trace: auto (all up to 64 ranks, else whole "
+                  "replicas up to 64 ranks), all, N (the first N), or a list like 0-7,64")
+      ->type_name("RANKS")
+      ->needs(trace);
+  CLI::Option* html =
+      sub->add_option("--html", options->html,
+                      "Write a self-contained HTML report with charts (timelines, time of rank "
+                      "0, links, memory)")
+          ->type_name("FILE.html");
+  sub->add_option("--html-ranks", options->html_ranks,
+                  "Ranks of each pool on the HTML report's timelines: auto (rank 0), all, N, or a "
+                  "list like 0-7,64")
+      ->type_name("RANKS")
+      ->needs(html);
   return {sub, [options](Context& ctx) {
             std::optional<Time> limit;
             if (!options->tpot.empty()) {
@@ -46,13 +72,29 @@ Command add_serve_command(CLI::App& app) {
             if (limit && !scenario.serving.decode)
               throw InputError(fmt::format(
                   "--tpot needs a decode pool: {} has no serving.decode section", options->file));
+            // The outputs start before the simulations (a bad path fails at once) and are renamed
+            // into place when complete.
             std::optional<output::AtomicFile> report_file;
             if (!options->report.empty()) report_file.emplace(options->report, ctx.output_guard);
-            const ServeReport report = make_serve_report(scenario, limit);
+            std::optional<output::AtomicFile> html_file;
+            if (!options->html.empty()) html_file.emplace(options->html, ctx.output_guard);
+            ServeRecording recording;
+            if (!options->trace.empty()) recording.trace = options->trace;
+            recording.trace_ranks = options->trace_ranks;
+            recording.output_guard = ctx.output_guard;
+            recording.views = html_file.has_value();
+            recording.view_ranks = options->html_ranks;
+            recording.note = [&ctx](const std::string& note) { ctx.log.info("{}", note); };
+            ServeViews views;
+            const ServeReport report = make_serve_report(scenario, limit, recording, &views);
             print_serve_summary(ctx.out, report);
             if (report_file) {
               report_file->stream() << to_json(report).dump(2) << '\n';
               report_file->commit();
+            }
+            if (html_file) {
+              write_serve_html(html_file->stream(), report, views);
+              html_file->commit();
             }
             ctx.out.flush();
             return 0;

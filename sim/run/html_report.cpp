@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "sim/output/html_charts.hpp"
+#include "sim/run/serve.hpp"
 #include "stepsim/version.hpp"
 
 namespace stepsim {
@@ -151,16 +152,24 @@ html::Timeline timeline_chart(const StepView& view) {
   return chart;
 }
 
-html::BarChart memory_chart(std::string id, std::string title,
-                            const std::vector<std::string>& categories,
-                            const std::vector<workloads::MemoryEstimate>& memory) {
+// Stacked bars of bytes against a capacity line, without series yet.
+html::BarChart capacity_chart(std::string id, std::string title, std::string y_label,
+                              const std::vector<std::string>& categories) {
   html::BarChart chart;
   chart.id = std::move(id);
   chart.title = std::move(title);
-  chart.y_label = "bytes per rank";
+  chart.y_label = std::move(y_label);
   chart.categories = categories;
   chart.format = html::format_bytes_decimal;
   chart.limit_name = "capacity";
+  return chart;
+}
+
+html::BarChart memory_chart(std::string id, std::string title,
+                            const std::vector<std::string>& categories,
+                            const std::vector<workloads::MemoryEstimate>& memory) {
+  html::BarChart chart =
+      capacity_chart(std::move(id), std::move(title), "bytes per rank", categories);
   html::Series params{"parameters", "#4e79a7", {}}, grads{"gradients", "#f28e2b", {}},
       optimizer{"optimizer states", "#59a14f", {}}, acts{"activations", "#b07aa1", {}};
   for (const auto& m : memory) {
@@ -174,11 +183,61 @@ html::BarChart memory_chart(std::string id, std::string title,
   return chart;
 }
 
+void scenario_section(html::Page& page, const nlohmann::ordered_json& resolved) {
+  page.section("Scenario");
+  page.paragraph("The scenario as simulated, with its includes expanded and overrides applied:");
+  page.preformatted(resolved.dump(2));
+}
+
 std::string header_paragraph() {
   return fmt::format(
       "<p class=\"hint\">Written by stepsim {}. Every figure is simulated; "
       "docs/commands.md says how each is computed.</p>",
       html::escape(kVersion));
+}
+
+// The busiest links over the step (a heat map) and the traffic per link class, under `heading`;
+// the charts' ids start with `id_prefix` (unique on a page with several steps).
+void links_section(html::Page& page, const StepView& view, const std::string& heading = "Links",
+                   const std::string& id_prefix = "") {
+  page.section(heading);
+  html::HeatMap heat;
+  heat.id = id_prefix + "links";
+  heat.title = fmt::format("Utilization of the {} busiest links over the step", view.links.size());
+  heat.end_s = view.step_time.seconds();
+  for (const auto& l : view.links) {
+    heat.rows.push_back(fmt::format("{} ({}, {:.0f}%)", l.link, l.link_class, 100 * l.utilization));
+    heat.values.push_back(l.bins);
+  }
+  // A step without traffic (one accelerator) has no link to show: no empty chart.
+  if (view.links.empty()) {
+    page.paragraph("No link carried traffic during the step.");
+  } else {
+    page.raw(html::heat_map(heat));
+  }
+  html::BarChart classes;
+  classes.id = id_prefix + "link-classes";
+  classes.title = "Utilization per link class";
+  classes.y_label = "utilization";
+  classes.stacked = false;
+  classes.format = html::format_percent;
+  html::Series average{"all links of the class", "#4e79a7", {}};
+  html::Series busiest{"busiest link", "#e15759", {}};
+  std::vector<std::vector<std::string>> class_rows;
+  for (const auto& c : view.link_classes) {
+    classes.categories.push_back(c.link_class);
+    average.values.push_back(c.utilization);
+    busiest.values.push_back(c.busiest_utilization);
+    class_rows.push_back(
+        {c.link_class, std::to_string(c.links), html::format_bytes_decimal(c.bytes_carried),
+         html::format_bytes_decimal(c.capacity_Bps) + "/s", html::format_percent(c.utilization),
+         html::format_percent(c.busiest_utilization)});
+  }
+  classes.series = {average, busiest};
+  if (!view.links.empty()) page.raw(html::bar_chart(classes));
+  page.raw(html::table(
+      {"link class", "links", "bytes carried", "capacity", "utilization", "busiest link"},
+      class_rows));
 }
 
 }  // namespace
@@ -209,44 +268,7 @@ void write_step_html(std::ostream& out, const StepReport& r, const StepView& vie
       "to the step time.");
   page.raw(html::bar_chart(breakdown_chart("stages", "Time per pipeline stage", stages, parts)));
 
-  page.section("Links");
-  html::HeatMap heat;
-  heat.id = "links";
-  heat.title = fmt::format("Utilization of the {} busiest links over the step", view.links.size());
-  heat.end_s = view.step_time.seconds();
-  for (const auto& l : view.links) {
-    heat.rows.push_back(fmt::format("{} ({}, {:.0f}%)", l.link, l.link_class, 100 * l.utilization));
-    heat.values.push_back(l.bins);
-  }
-  // A step without traffic (one accelerator) has no link to show: no empty chart.
-  if (view.links.empty()) {
-    page.paragraph("No link carried traffic during the step.");
-  } else {
-    page.raw(html::heat_map(heat));
-  }
-  html::BarChart classes;
-  classes.id = "link-classes";
-  classes.title = "Utilization per link class";
-  classes.y_label = "utilization";
-  classes.stacked = false;
-  classes.format = html::format_percent;
-  html::Series average{"all links of the class", "#4e79a7", {}};
-  html::Series busiest{"busiest link", "#e15759", {}};
-  std::vector<std::vector<std::string>> class_rows;
-  for (const auto& c : view.link_classes) {
-    classes.categories.push_back(c.link_class);
-    average.values.push_back(c.utilization);
-    busiest.values.push_back(c.busiest_utilization);
-    class_rows.push_back(
-        {c.link_class, std::to_string(c.links), html::format_bytes_decimal(c.bytes_carried),
-         html::format_bytes_decimal(c.capacity_Bps) + "/s", html::format_percent(c.utilization),
-         html::format_percent(c.busiest_utilization)});
-  }
-  classes.series = {average, busiest};
-  if (!view.links.empty()) page.raw(html::bar_chart(classes));
-  page.raw(html::table(
-      {"link class", "links", "bytes carried", "capacity", "utilization", "busiest link"},
-      class_rows));
+  links_section(page, view);
 
   page.section("Traffic per parallel dimension");
   html::BarChart bytes;
@@ -286,9 +308,7 @@ void write_step_html(std::ostream& out, const StepReport& r, const StepView& vie
     if (!m.warning.empty()) page.paragraph(fmt::format("stage {}: {}", m.stage, m.warning));
   }
 
-  page.section("Scenario");
-  page.paragraph("The scenario as simulated, with its includes expanded and overrides applied:");
-  page.preformatted(r.resolved_scenario.dump(2));
+  scenario_section(page, r.resolved_scenario);
   out << page.str();
 }
 
@@ -393,6 +413,211 @@ void write_compare_html(std::ostream& out, const std::vector<std::string>& label
   }
   page.raw(html::bar_chart(memory_chart(
       "memory", "Memory per rank of the fullest stage against the capacity", categories, fullest)));
+  out << page.str();
+}
+
+namespace {
+
+std::string pass_name(const PassReport& p) {
+  return p.phase == workloads::ServingPhase::kDecode ? "decode" : "prefill";
+}
+
+// Weights, KV cache and activations per accelerator of each pass, against the capacity.
+html::BarChart serving_memory_chart(std::string id, std::string title,
+                                    const std::vector<std::string>& categories,
+                                    const std::vector<const PassReport*>& passes) {
+  html::BarChart chart =
+      capacity_chart(std::move(id), std::move(title), "bytes per accelerator", categories);
+  html::Series weights{"weights", "#4e79a7", {}}, kv{"KV cache", "#f28e2b", {}},
+      acts{"activations", "#b07aa1", {}};
+  for (const PassReport* p : passes) {
+    const workloads::ServingMemory m = p != nullptr ? p->memory : workloads::ServingMemory{};
+    weights.values.push_back(m.weights.as_double());
+    kv.values.push_back(m.kv_cache.as_double());
+    acts.values.push_back(m.activations.as_double());
+    chart.limits.push_back(m.capacity.as_double());
+  }
+  chart.series = {weights, kv, acts};
+  return chart;
+}
+
+std::vector<std::string> pass_row(const PassReport& p) {
+  const bool decode = p.phase == workloads::ServingPhase::kDecode;
+  return {pass_name(p),
+          std::to_string(p.accelerators),
+          p.placement,
+          p.layout,
+          std::to_string(p.batch),
+          fmt::format("{} {}", p.tokens, decode ? "context" : "prompt"),
+          format_time(p.time),
+          fmt::format("{:.1f}", p.tokens_per_s_per_accelerator),
+          std::to_string(p.memory.max_batch)};
+}
+
+void pass_section(html::Page& page, const PassReport& p, const StepView& view) {
+  const std::string name = pass_name(p);
+  const bool decode = p.phase == workloads::ServingPhase::kDecode;
+  page.section(decode ? "Decode step" : "Prefill pass");
+  page.paragraph(fmt::format(
+      "{} at batch {} per replica ({} tokens of {}), on accelerators {}: {}.", name, p.batch,
+      p.tokens, decode ? "context" : "prompt", p.placement, format_time(p.step)));
+  html::Timeline timeline = timeline_chart(view);
+  timeline.id = name + "-timeline";
+  timeline.title = fmt::format("{} timeline of {} rank{}", decode ? "Decode step" : "Prefill pass",
+                               view.ranks.size(), view.ranks.size() == 1 ? "" : "s");
+  page.raw(html::timeline(timeline));
+  std::vector<std::string> categories;
+  std::vector<executor::RankBreakdown> parts;
+  for (const StageView& s : view.stages) {
+    categories.push_back(fmt::format("rank {}", s.parts.rank));
+    parts.push_back(s.parts);
+  }
+  page.raw(html::bar_chart(breakdown_chart(
+      name + "-breakdown", fmt::format("Where rank 0's {} time goes", name), categories, parts)));
+  links_section(page, view, decode ? "Decode step: links" : "Prefill pass: links", name + "-");
+}
+
+}  // namespace
+
+void write_serve_html(std::ostream& out, const ServeReport& r, const ServeViews& views) {
+  html::Page page(fmt::format("stepsim serve: {}", r.scenario));
+  page.raw(header_paragraph());
+  std::vector<std::vector<std::string>> summary{
+      {"scenario", r.scenario},
+      {"topology", r.topology},
+      {"model", fmt::format("{} on {}", r.model, r.device)},
+      {"precision", fmt::format("{} weights, {} KV cache, {} expert combine", r.precision,
+                                r.kv_cache, r.combine)},
+      {"HBM efficiency", fmt::format("{:.3f}", r.hbm_efficiency)},
+  };
+  if (r.prefill) {
+    std::string ttft = format_time(r.ttft);
+    if (r.kv_transfer) {
+      ttft += fmt::format(" (prefill pass {} + KV transfer {})", format_time(r.prefill->time),
+                          format_time(r.kv_transfer->time));
+    }
+    summary.push_back({"time to first token (TTFT)", ttft});
+    summary.push_back({"prompt tokens/s per accelerator",
+                       fmt::format("{:.1f}", r.prefill->tokens_per_s_per_accelerator)});
+  }
+  if (r.decode) {
+    summary.push_back({"time per output token (TPOT)", format_time(r.decode->time)});
+    summary.push_back({"output tokens/s per accelerator",
+                       fmt::format("{:.1f}", r.decode->tokens_per_s_per_accelerator)});
+  }
+  if (r.kv_transfer) {
+    const KvTransferReport& kv = *r.kv_transfer;
+    summary.push_back({"KV transfer to decode",
+                       fmt::format("{} ({}, {} requests, {} each, {} plane)", format_time(kv.time),
+                                   html::format_bytes_decimal(kv.bytes.as_double()), kv.requests,
+                                   html::format_bytes_decimal(kv.bytes_per_request.as_double()),
+                                   workloads::to_string(kv.plane))});
+  }
+  if (r.search && r.search->best) {
+    const TpotSearch& s = *r.search;
+    summary.push_back(
+        {fmt::format("TPOT limit {}", format_time(s.limit)),
+         fmt::format("largest batch {} (TPOT {}, {:.1f} output tokens/s per "
+                     "accelerator){}",
+                     s.best->batch, format_time(s.best->time), s.best->tokens_per_s_per_accelerator,
+                     s.next
+                         ? fmt::format("; batch {}: {}", s.next->batch, format_time(s.next->time))
+                         : std::string("; the largest batch that fits"))});
+  } else if (r.search) {
+    summary.push_back({fmt::format("TPOT limit {}", format_time(r.search->limit)),
+                       r.search->next ? "no batch meets it" : "the weights do not fit"});
+  }
+  page.raw(html::table({}, summary));
+
+  std::vector<std::vector<std::string>> rows;
+  for (const auto* p : {&r.prefill, &r.decode}) {
+    if (*p) rows.push_back(pass_row(**p));
+  }
+  page.raw(html::table({"pool", "accelerators", "placement", "layout", "batch per replica",
+                        "tokens", "time", "tokens/s per accelerator", "largest batch that fits"},
+                       rows));
+  page.paragraph(
+      "The prefill pass's time is the time to first token when the pools share the "
+      "accelerators; apart, the KV transfer follows it. The decode step's time is the time per "
+      "output token. Each pass starts at 0 on its own timeline; by default the timeline shows "
+      "rank 0 of each pool.");
+  if (r.prefill && views.prefill) pass_section(page, *r.prefill, *views.prefill);
+  if (r.decode && views.decode) pass_section(page, *r.decode, *views.decode);
+
+  page.section("Memory");
+  std::vector<std::string> pools;
+  std::vector<const PassReport*> passes;
+  for (const auto* p : {&r.prefill, &r.decode}) {
+    if (!*p) continue;
+    pools.push_back(pass_name(**p));
+    passes.push_back(&**p);
+  }
+  page.raw(html::bar_chart(serving_memory_chart(
+      "memory", "Memory per accelerator of each pool against the capacity", pools, passes)));
+
+  scenario_section(page, r.resolved_scenario);
+  out << page.str();
+}
+
+void write_serve_compare_html(std::ostream& out, const std::vector<std::string>& labels,
+                              const std::vector<ServeReport>& reports) {
+  bool long_labels = false;
+  for (std::size_t i = 0; i < reports.size(); ++i)
+    long_labels = long_labels || labels[i].size() > 90 / std::max<std::size_t>(reports.size(), 1);
+  std::vector<std::string> categories;
+  for (std::size_t i = 0; i < reports.size(); ++i)
+    categories.push_back(long_labels ? fmt::format("#{}", i + 1) : labels[i]);
+  html::Page page(fmt::format("stepsim: {} serving variants compared", reports.size()));
+  page.raw(header_paragraph());
+  auto time_or_dash = [](bool has, Time t) { return has ? format_time(t) : std::string("-"); };
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const ServeReport& r = reports[i];
+    rows.push_back(
+        {fmt::format("#{}", i + 1), labels[i], r.topology,
+         time_or_dash(r.prefill.has_value(), r.ttft), r.decode ? format_time(r.decode->time) : "-",
+         r.prefill ? fmt::format("{:.1f}", r.prefill->tokens_per_s_per_accelerator) : "-",
+         r.decode ? fmt::format("{:.1f}", r.decode->tokens_per_s_per_accelerator) : "-"});
+  }
+  page.raw(html::table({"#", "variant", "topology", "TTFT", "TPOT",
+                        "prompt tokens/s per accelerator", "output tokens/s per accelerator"},
+                       rows));
+  auto bars = [&](std::string id, std::string title, std::string y_label, auto format, auto value) {
+    html::BarChart chart;
+    chart.id = std::move(id);
+    chart.title = std::move(title);
+    chart.y_label = std::move(y_label);
+    chart.categories = categories;
+    chart.stacked = false;
+    chart.format = format;
+    html::Series prefill{"prefill", "#4e79a7", {}}, decode{"decode", "#f28e2b", {}};
+    for (const ServeReport& r : reports) {
+      prefill.values.push_back(r.prefill ? value(r, *r.prefill) : 0.0);
+      decode.values.push_back(r.decode ? value(r, *r.decode) : 0.0);
+    }
+    chart.series = {prefill, decode};
+    return chart;
+  };
+  page.section("Latency");
+  page.raw(html::bar_chart(
+      bars("latency", "Time to first token (prefill) and time per output token (decode)", "time",
+           html::format_seconds, [](const ServeReport& r, const PassReport& p) {
+             return (p.phase == workloads::ServingPhase::kPrefill ? r.ttft : p.time).seconds();
+           })));
+  page.section("Throughput");
+  page.raw(html::bar_chart(bars(
+      "throughput", "Tokens/s per accelerator (prompt, output)", "tokens/s",
+      [](double v) { return fmt::format("{:.1f}", v); },
+      [](const ServeReport&, const PassReport& p) { return p.tokens_per_s_per_accelerator; })));
+  page.section("Memory");
+  std::vector<const PassReport*> decode;
+  for (const ServeReport& r : reports)
+    decode.push_back(r.decode ? &*r.decode : (r.prefill ? &*r.prefill : nullptr));
+  page.raw(html::bar_chart(serving_memory_chart(
+      "memory",
+      "Memory per accelerator of the decode pool (or the prefill pool) against the "
+      "capacity",
+      categories, decode)));
   out << page.str();
 }
 

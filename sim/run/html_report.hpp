@@ -21,6 +21,20 @@ void write_step_html(std::ostream& out, const StepReport& report, const StepView
 void write_compare_html(std::ostream& out, const std::vector<std::string>& labels,
                         const std::vector<StepReport>& reports);
 
+struct ServeReport;
+struct ServeViews;
+
+// `stepsim serve --html`: the serving figures (TTFT, TPOT, tokens/s per accelerator, the KV
+// transfer, the TPOT search), then for the prefill pass and the decode step each its timeline,
+// where rank 0's time goes and its busiest links; memory per accelerator of each pool against
+// the capacity; the scenario. The same report gives the same bytes.
+void write_serve_html(std::ostream& out, const ServeReport& report, const ServeViews& views);
+
+// Serving scenarios side by side (`stepsim compare` of serving scenarios): TTFT, TPOT and tokens/s
+// per accelerator of each pool, and memory per accelerator.
+void write_serve_compare_html(std::ostream& out, const std::vector<std::string>& labels,
+                              const std::vector<ServeReport>& reports);
+
 // One size of a `stepsim collective` sweep, as its table prints it.
 struct CollectivePoint {
   Bytes size;

@@ -13,6 +13,7 @@
 #include "sim/collectives/placement.hpp"
 #include "sim/collectives/plan.hpp"
 #include "sim/common/input_error.hpp"
+#include "sim/run/simulate.hpp"
 #include "sim/run/step_report.hpp"
 #include "sim/scenario/serving_scenario.hpp"
 #include "stepsim/version.hpp"
@@ -53,7 +54,8 @@ std::string precision_text(workloads::Precision p) {
 
 }  // namespace
 
-PassReport simulate_pass(const ServingScenario& scenario, ServingPhase phase, std::int64_t batch) {
+PassReport simulate_pass(const ServingScenario& scenario, ServingPhase phase, std::int64_t batch,
+                         const PassRecording& recording) {
   const workloads::ServingSpec& serving = scenario.serving;
   const workloads::ServingPool& pool = serving.pool(phase);
   // With two micro-batches, the traffic matrices of skewed routing (Workload) are those of one.
@@ -63,12 +65,57 @@ PassReport simulate_pass(const ServingScenario& scenario, ServingPhase phase, st
   std::vector<workloads::Program> programs;
   programs.push_back(workloads::serving_program(serving, phase, batch));
   const workloads::Workload workload(std::move(spec), std::move(programs));
+  const topology::Topology& topo = scenario.topology;
   executor::ExecutorOptions options;
   options.network = scenario.network;
   options.detail_ranks = {0};
   options.rank_accelerators = pool.placement;
-  executor::Executor executor(workload, scenario.topology, options);
+
+  // As simulate_step: a first run finds the busiest links, whose samples the second records.
+  std::vector<std::uint32_t> trace_links;
+  std::vector<std::uint32_t> view_links;
+  const std::size_t view_link_count = recording.view != nullptr ? recording.view_links : 0;
+  if (recording.trace != nullptr || view_link_count > 0) {
+    executor::Executor first(workload, topo, options);
+    first.run();
+    trace_links = busiest_links(first, topo, recording.trace ? recording.trace_links : 0);
+    view_links = busiest_links(first, topo, view_link_count);
+  }
+  sample_links(options, trace_links, view_links);
+  std::optional<TraceListener> trace;
+  if (recording.trace != nullptr) {
+    std::vector<int> ranks = parse_trace_ranks(recording.trace_ranks, workload);
+    if (!ranks.empty() && recording.trace_ranks == "auto" && recording.note)
+      recording.note(fmt::format(
+          "the trace shows {} of the {} ranks of the {} pool (whole replicas from replica 0); "
+          "--trace-ranks all shows every rank",
+          ranks.size(), workload.world_size(), workloads::to_string(phase)));
+    TraceProcesses processes = recording.processes;
+    processes.rank_accelerators = pool.placement;
+    trace.emplace(*recording.trace, workload, topo, std::move(ranks), std::move(processes));
+  }
+  std::optional<StepViewRecorder> recorder;
+  if (recording.view != nullptr) {
+    recorder.emplace(workload, topo, parse_view_ranks(recording.view_ranks, workload),
+                     trace ? &*trace : nullptr, pool.placement);
+  }
+  executor::OpListener* listener = nullptr;
+  if (recorder) {
+    listener = &*recorder;
+  } else if (trace) {
+    listener = &*trace;
+  }
+  executor::Executor executor(workload, topo, options, listener);
   const executor::ExecutionResult result = executor.run();
+  if (recording.view != nullptr) {
+    StepView& view = *recording.view;
+    view = StepView{};
+    view.step_time = result.step_time;
+    view.ranks = recorder->take();
+    view.stages.push_back({0, result.breakdowns.at(0)});
+    add_link_views(view, topo, executor, view_links, result.step_time, recording.view_bins);
+  }
+  if (trace) trace->finish(executor, trace_links);
 
   PassReport r;
   r.phase = phase;
@@ -77,11 +124,17 @@ PassReport simulate_pass(const ServingScenario& scenario, ServingPhase phase, st
   r.batch = batch;
   r.tokens = pool.tokens;
   r.placement = ranges_text(pool.placement);
-  r.time = result.step_time;
-  const double tokens_per_replica =
-      static_cast<double>(phase == ServingPhase::kDecode ? batch : batch * pool.tokens);
-  if (r.time > Time::zero())
-    r.tokens_per_s_per_accelerator = tokens_per_replica / (r.time.seconds() * pool.tp);
+  r.step = result.step_time;
+  r.time = r.step;
+  const bool decode = phase == ServingPhase::kDecode;
+  // With MTP a step yields tokens_per_step tokens per sequence on average: the time per output
+  // token is the step over them (CloudMatrix-Infer's TPOT: the batch over its tokens/s).
+  if (decode) r.tokens_per_step = serving.mtp.tokens_per_step();
+  if (r.tokens_per_step != 1) r.time = Time::from_seconds(r.step.seconds() / r.tokens_per_step);
+  const double tokens_per_replica = decode ? static_cast<double>(batch) * r.tokens_per_step
+                                           : static_cast<double>(batch * pool.tokens);
+  if (r.step > Time::zero())
+    r.tokens_per_s_per_accelerator = tokens_per_replica / (r.step.seconds() * pool.tp);
   r.breakdown = result.breakdowns.at(0);
   r.memory = workloads::serving_memory(serving, phase, batch);
   r.operations = result.operations;
@@ -177,8 +230,26 @@ std::optional<KvTransferReport> simulate_kv_transfer(const ServingScenario& scen
   return report;
 }
 
-ServeReport make_serve_report(const ServingScenario& scenario, std::optional<Time> tpot_limit) {
+ServeReport make_serve_report(const ServingScenario& scenario, std::optional<Time> tpot_limit,
+                              const ServeRecording& recording, ServeViews* views) {
   const workloads::ServingSpec& serving = scenario.serving;
+  // The trace starts before the simulations, so a bad path fails at once.
+  std::optional<output::TraceWriter> trace;
+  if (recording.trace) trace.emplace(*recording.trace, recording.output_guard);
+  auto recording_of = [&](ServingPhase phase, int first_pid) {
+    PassRecording r;
+    if (trace) r.trace = &*trace;
+    r.processes.first_pid = first_pid;
+    r.processes.name_prefix = fmt::format("{}: ", workloads::to_string(phase));
+    r.trace_ranks = recording.trace_ranks;
+    r.view_ranks = recording.view_ranks;
+    r.note = recording.note;
+    if (views != nullptr && recording.views) {
+      auto& view = phase == ServingPhase::kPrefill ? views->prefill : views->decode;
+      r.view = &view.emplace();
+    }
+    return r;
+  };
   ServeReport report;
   report.scenario = scenario.name;
   report.topology = scenario.topology_spec;
@@ -189,15 +260,23 @@ ServeReport make_serve_report(const ServingScenario& scenario, std::optional<Tim
   report.combine = precision_text(serving.combine);
   report.hbm_efficiency = serving.compute.memory_efficiency;
   report.colocated = serving.colocated;
+  report.mtp_depth = serving.mtp.depth;
+  report.mtp_acceptance = serving.mtp.acceptance;
+  report.resolved_scenario = to_json(scenario.document.root());
+  // Process ids in the trace: the prefill ranks, its links' counters, then the decode ranks.
+  const int decode_first_pid = serving.prefill ? serving.prefill->accelerators + 1 : 0;
   if (serving.prefill) {
-    report.prefill = simulate_pass(scenario, ServingPhase::kPrefill, serving.prefill->batch);
+    report.prefill = simulate_pass(scenario, ServingPhase::kPrefill, serving.prefill->batch,
+                                   recording_of(ServingPhase::kPrefill, 0));
     report.kv_transfer = simulate_kv_transfer(scenario);
     report.ttft = report.prefill->time + (report.kv_transfer ? report.kv_transfer->time : Time{});
   }
   if (serving.decode) {
-    report.decode = simulate_pass(scenario, ServingPhase::kDecode, serving.decode->batch);
+    report.decode = simulate_pass(scenario, ServingPhase::kDecode, serving.decode->batch,
+                                  recording_of(ServingPhase::kDecode, decode_first_pid));
     if (tpot_limit) report.search = search_tpot(scenario, *tpot_limit);
   }
+  if (trace) trace->close();
   return report;
 }
 
@@ -215,6 +294,10 @@ void print_pass(std::ostream& out, const PassReport& p, bool apart,
                      decode ? "context" : "prompt", p.tokens);
   if (apart) out << fmt::format("  {:<34}{}\n", "accelerators", p.placement);
   if (decode) {
+    if (p.tokens_per_step != 1) {
+      out << fmt::format("  {:<34}{} ({:.3f} tokens per sequence on average)\n", "decode step",
+                         format_time(p.step), p.tokens_per_step);
+    }
     out << fmt::format("  {:<34}{}\n", "time per output token (TPOT)", format_time(p.time));
   } else if (kv) {
     out << fmt::format("  {:<34}{}\n", "prefill pass", format_time(p.time));
@@ -256,6 +339,10 @@ nlohmann::ordered_json pass_json(const PassReport& p) {
   j["placement"] = p.placement;
   j["time_s"] = p.time.seconds();
   j["time_ps"] = p.time.picoseconds();
+  if (p.tokens_per_step != 1) {
+    j["step_time_s"] = p.step.seconds();
+    j["tokens_per_step"] = p.tokens_per_step;
+  }
   j["tokens_per_s_per_accelerator"] = p.tokens_per_s_per_accelerator;
   json breakdown;
   breakdown["compute_s"] = p.breakdown.compute.seconds();
@@ -282,6 +369,12 @@ void print_serve_summary(std::ostream& out, const ServeReport& r) {
       "Serving '{}' on {}: {} on {}, {} weights, {} KV cache (HBM efficiency {:.3f})\n", r.scenario,
       r.topology, r.model, r.device, r.precision, r.kv_cache, r.hbm_efficiency);
   if (r.combine != r.precision) out << fmt::format("Expert combine in {}\n", r.combine);
+  if (r.mtp_depth > 0) {
+    out << fmt::format(
+        "Speculative decoding: MTP depth {}, acceptance {:.3g}: each decode step runs {} tokens "
+        "per sequence\n",
+        r.mtp_depth, r.mtp_acceptance, 1 + r.mtp_depth);
+  }
   const bool apart = r.prefill && r.decode && !r.colocated;
   if (r.prefill) print_pass(out, *r.prefill, apart, r.kv_transfer, r.ttft);
   if (r.decode) print_pass(out, *r.decode, apart, std::nullopt, Time{});
@@ -318,6 +411,7 @@ nlohmann::ordered_json to_json(const ServeReport& r) {
   j["kv_cache_dtype"] = r.kv_cache;
   j["combine_dtype"] = r.combine;
   j["hbm_efficiency"] = r.hbm_efficiency;
+  if (r.mtp_depth > 0) j["mtp"] = {{"depth", r.mtp_depth}, {"acceptance", r.mtp_acceptance}};
   j["prefill"] = r.prefill ? pass_json(*r.prefill) : json(nullptr);
   j["decode"] = r.decode ? pass_json(*r.decode) : json(nullptr);
   if (r.kv_transfer) {

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -13,6 +15,10 @@
 
 #include "sim/common/units.hpp"
 #include "sim/executor/executor.hpp"
+#include "sim/output/atomic_output.hpp"
+#include "sim/output/trace_writer.hpp"
+#include "sim/run/step_view.hpp"
+#include "sim/run/trace_listener.hpp"
 #include "workloads/serving_spec.hpp"
 
 namespace stepsim {
@@ -24,10 +30,12 @@ struct PassReport {
   workloads::ServingPhase phase = workloads::ServingPhase::kDecode;
   std::string layout;  // "tp8 dp1" (+ " ep32")
   int accelerators = 0;
-  std::int64_t batch = 0;   // per replica
-  std::int64_t tokens = 0;  // context (decode) or prompt (prefill)
-  std::string placement;    // the pool's accelerators as ranges: "0-31"
-  Time time;                // TTFT (prefill) or TPOT (decode)
+  std::int64_t batch = 0;      // per replica
+  std::int64_t tokens = 0;     // context (decode) or prompt (prefill)
+  std::string placement;       // the pool's accelerators as ranges: "0-31"
+  Time time;                   // the pass (prefill) or the time per output token (decode)
+  Time step;                   // the simulated pass: with MTP, a decode step yields several tokens
+  double tokens_per_step = 1;  // decode: average tokens per sequence and step (MTP)
   // Tokens per second per accelerator: decode, the batch's new tokens; prefill, the prompts'.
   double tokens_per_s_per_accelerator = 0;
   executor::RankBreakdown breakdown;  // rank 0
@@ -35,9 +43,25 @@ struct PassReport {
   std::uint64_t operations = 0;
 };
 
+// What a pass records beside its figures (`stepsim serve --trace`, `--html`), as simulate_step
+// does for a training step: the trace's processes and the view of the HTML report. Both show the
+// busiest links, so a recorded pass runs twice (once to find them; the same figures).
+struct PassRecording {
+  output::TraceWriter* trace = nullptr;  // the pass's ranks go into this trace
+  TraceProcesses processes;              // where (rank_accelerators: set by simulate_pass)
+  std::string trace_ranks = "auto";      // parse_trace_ranks
+  std::size_t trace_links = 10;
+  StepView* view = nullptr;  // filled when set
+  std::string view_ranks = "auto";
+  std::size_t view_links = 16;
+  std::size_t view_bins = 150;
+  // Notes for the user (which ranks an automatic trace shows), when set.
+  std::function<void(const std::string&)> note;
+};
+
 // Simulates one pass of `phase`'s pool at `batch` sequences per replica.
 PassReport simulate_pass(const ServingScenario& scenario, workloads::ServingPhase phase,
-                         std::int64_t batch);
+                         std::int64_t batch, const PassRecording& recording = {});
 
 // The largest decode batch whose step time meets `limit`, searched among the batches that fit
 // in memory: bisection keeps the largest batch known to meet the limit and the smallest known
@@ -82,6 +106,8 @@ struct ServeReport {
   std::string combine;  // the expert combine's elements
   double hbm_efficiency = 0;
   bool colocated = false;  // prefill and decode on the same accelerators
+  int mtp_depth = 0;       // speculative decoding (serving.mtp), 0: none
+  double mtp_acceptance = 0;
   std::optional<PassReport> prefill;
   std::optional<PassReport> decode;
   std::optional<KvTransferReport> kv_transfer;
@@ -89,11 +115,31 @@ struct ServeReport {
   // first token reaches the user from the decode pool once the cache is there).
   Time ttft;
   std::optional<TpotSearch> search;
+  nlohmann::ordered_json resolved_scenario;  // as simulated: includes expanded, overrides applied
+};
+
+// What `stepsim serve` writes beside the report: a Chrome trace of the prefill pass and the
+// decode step (at the scenario's batches, not the TPOT search's) in one file, the prefill ranks
+// first ("prefill: rank 0 (...)"), then the decode ranks, each pass from time 0; and the views
+// of the HTML report.
+struct ServeRecording {
+  std::optional<std::filesystem::path> trace;
+  std::string trace_ranks = "auto";  // of each pool
+  output::OutputGuard* output_guard = nullptr;
+  bool views = false;  // fill ServeViews
+  std::string view_ranks = "auto";
+  std::function<void(const std::string&)> note;
+};
+
+struct ServeViews {
+  std::optional<StepView> prefill;
+  std::optional<StepView> decode;
 };
 
 // Simulates the scenario's pools at their batches and, with `tpot_limit`, searches the decode
-// batch.
-ServeReport make_serve_report(const ServingScenario& scenario, std::optional<Time> tpot_limit);
+// batch. With `recording`, writes its trace (renamed into place when complete) and fills `views`.
+ServeReport make_serve_report(const ServingScenario& scenario, std::optional<Time> tpot_limit,
+                              const ServeRecording& recording = {}, ServeViews* views = nullptr);
 
 void print_serve_summary(std::ostream& out, const ServeReport& report);
 nlohmann::ordered_json to_json(const ServeReport& report);

@@ -11,6 +11,34 @@
 
 namespace stepsim {
 
+std::vector<std::uint32_t> busiest_links(const executor::Executor& executor,
+                                         const topology::Topology& topology, std::size_t count) {
+  std::vector<std::pair<double, std::uint32_t>> load;
+  const auto& network = executor.network();
+  for (std::uint32_t l = 0; l < topology.num_links(); ++l) {  // topology links only
+    load.emplace_back(network.link_statistics(engine::LinkId{l}).bytes_carried /
+                          network.bandwidth(engine::LinkId{l}).value(),
+                      l);
+  }
+  std::stable_sort(load.begin(), load.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::uint32_t> links;
+  for (std::size_t i = 0; i < std::min(count, load.size()); ++i) {
+    if (load[i].first > 0) links.push_back(load[i].second);
+  }
+  return links;
+}
+
+void sample_links(executor::ExecutorOptions& options, const std::vector<std::uint32_t>& trace_links,
+                  const std::vector<std::uint32_t>& view_links) {
+  std::vector<std::uint32_t> sampled = trace_links;
+  sampled.insert(sampled.end(), view_links.begin(), view_links.end());
+  std::sort(sampled.begin(), sampled.end());
+  sampled.erase(std::unique(sampled.begin(), sampled.end()), sampled.end());
+  options.record_link_samples = !sampled.empty();
+  options.sampled_links = sampled;
+}
+
 StepReport simulate_step(const Scenario& scenario, const SimulateOptions& options) {
   const workloads::Workload workload(scenario.workload);
   executor::ExecutorOptions exec;
@@ -32,35 +60,16 @@ StepReport simulate_step(const Scenario& scenario, const SimulateOptions& option
       };
     executor::Executor executor(workload, scenario.topology, first, nullptr);
     executor.run();
-    std::vector<std::pair<double, std::uint32_t>> load;
-    const auto& network = executor.network();
-    for (std::uint32_t l = 0; l < scenario.topology.num_links(); ++l) {  // topology links only
-      load.emplace_back(network.link_statistics(engine::LinkId{l}).bytes_carried /
-                            network.bandwidth(engine::LinkId{l}).value(),
-                        l);
-    }
-    std::stable_sort(load.begin(), load.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    const std::size_t trace_count = options.trace ? options.trace_links : 0;
-    for (std::size_t i = 0; i < std::min(trace_count, load.size()); ++i) {
-      if (load[i].first > 0) trace_links.push_back(load[i].second);
-    }
-    for (std::size_t i = 0; i < std::min(view_link_count, load.size()); ++i) {
-      if (load[i].first > 0) view_links.push_back(load[i].second);
-    }
+    trace_links =
+        busiest_links(executor, scenario.topology, options.trace ? options.trace_links : 0);
+    view_links = busiest_links(executor, scenario.topology, view_link_count);
     if (options.progress)
       exec.progress = [&options](std::uint64_t done, std::uint64_t total) {
         options.progress(total + done, 2 * total);
       };
   }
 
-  // The links whose samples are recorded: the trace's and the view's (sorted ids).
-  std::vector<std::uint32_t> sampled = trace_links;
-  sampled.insert(sampled.end(), view_links.begin(), view_links.end());
-  std::sort(sampled.begin(), sampled.end());
-  sampled.erase(std::unique(sampled.begin(), sampled.end()), sampled.end());
-  exec.record_link_samples = !sampled.empty();
-  exec.sampled_links = sampled;
+  sample_links(exec, trace_links, view_links);
   std::optional<TraceListener> trace;
   if (options.trace) {
     std::vector<int> ranks = parse_trace_ranks(options.trace_ranks, workload);

@@ -2,10 +2,12 @@
 // topology with the executor, and build the report (and the trace, when asked).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/output/atomic_output.hpp"
 #include "sim/run/step_report.hpp"
@@ -36,5 +38,15 @@ struct SimulateOptions {
 };
 
 StepReport simulate_step(const Scenario& scenario, const SimulateOptions& options = {});
+
+// The topology links of a finished run, busiest first (bytes carried over bandwidth), at most
+// `count`, those that carried something only. The trace's counters and the HTML report's links.
+std::vector<std::uint32_t> busiest_links(const executor::Executor& executor,
+                                         const topology::Topology& topology, std::size_t count);
+
+// Has `options` record the utilization samples of the `trace_links` and the `view_links` (topology
+// link indices; the union, sorted), or none when both are empty.
+void sample_links(executor::ExecutorOptions& options, const std::vector<std::uint32_t>& trace_links,
+                  const std::vector<std::uint32_t>& view_links);
 
 }  // namespace stepsim

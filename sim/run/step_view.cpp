@@ -11,12 +11,14 @@
 namespace stepsim {
 
 std::string rank_name(const workloads::Workload& workload, const topology::Topology& topology,
-                      int r) {
+                      int r, const std::vector<std::uint32_t>& rank_accelerators) {
   const auto& rm = workload.ranks();
   const auto& spec = workload.spec().parallel;
+  const std::size_t accelerator = rank_accelerators.empty()
+                                      ? static_cast<std::size_t>(r)
+                                      : rank_accelerators[static_cast<std::size_t>(r)];
   std::string name = fmt::format(
-      "rank {} ({}) tp{} pp{} dp{}", r,
-      topology.name(topology.accelerators()[static_cast<std::size_t>(r)]),
+      "rank {} ({}) tp{} pp{} dp{}", r, topology.name(topology.accelerators()[accelerator]),
       rm.coordinate(r, workloads::OrderDim::kTp), rm.coordinate(r, workloads::OrderDim::kPp),
       rm.coordinate(r, workloads::OrderDim::kDp));
   if (spec.cp > 1) name += fmt::format(" cp{}", rm.coordinate(r, workloads::OrderDim::kCp));
@@ -87,11 +89,13 @@ std::vector<double> bin_piecewise_constant(const std::vector<Time>& times,
 
 StepViewRecorder::StepViewRecorder(const workloads::Workload& workload,
                                    const topology::Topology& topology,
-                                   const std::vector<int>& ranks, executor::OpListener* next)
+                                   const std::vector<int>& ranks, executor::OpListener* next,
+                                   const std::vector<std::uint32_t>& rank_accelerators)
     : index_(static_cast<std::size_t>(workload.world_size()), -1), next_(next) {
   for (int r : ranks) {
     index_[static_cast<std::size_t>(r)] = static_cast<int>(ranks_.size());
-    ranks_.push_back({r, workload.ranks().stage(r), rank_name(workload, topology, r), {}});
+    ranks_.push_back(
+        {r, workload.ranks().stage(r), rank_name(workload, topology, r, rank_accelerators), {}});
   }
 }
 

@@ -76,9 +76,9 @@ inline constexpr int kAutoViewRanks = 16;
 std::vector<int> parse_view_ranks(const std::string& text, const workloads::Workload& workload);
 
 // "rank 8 (node1.gpu0) tp0 pp1 dp0" (with cp and ep coordinates when those are used), as the
-// trace names its processes.
+// trace names its processes. Rank r runs on accelerator rank_accelerators[r] (empty: on r).
 std::string rank_name(const workloads::Workload& workload, const topology::Topology& topology,
-                      int rank);
+                      int rank, const std::vector<std::uint32_t>& rank_accelerators = {});
 
 // The first rank of every pipeline stage, by stage.
 std::vector<int> stage_first_ranks(const workloads::Workload& workload);
@@ -94,7 +94,8 @@ std::vector<double> bin_piecewise_constant(const std::vector<Time>& times,
 class StepViewRecorder final : public executor::OpListener {
  public:
   StepViewRecorder(const workloads::Workload& workload, const topology::Topology& topology,
-                   const std::vector<int>& ranks, executor::OpListener* next);
+                   const std::vector<int>& ranks, executor::OpListener* next,
+                   const std::vector<std::uint32_t>& rank_accelerators = {});
   void on_op(const executor::OpRecord& record) override;
   std::vector<RankView> take() { return std::move(ranks_); }
 

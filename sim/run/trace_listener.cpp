@@ -43,22 +43,37 @@ std::vector<int> parse_trace_ranks(const std::string& text, const workloads::Wor
 TraceListener::TraceListener(const std::filesystem::path& path, const workloads::Workload& workload,
                              const topology::Topology& topology, std::vector<int> ranks,
                              output::OutputGuard* guard)
-    : writer_(path, guard), workload_(workload), topology_(topology) {
-  const int world = workload.world_size();
+    : owned_(std::in_place, path, guard),
+      writer_(*owned_),
+      workload_(workload),
+      topology_(topology) {
+  name_processes(std::move(ranks));
+}
+
+TraceListener::TraceListener(output::TraceWriter& writer, const workloads::Workload& workload,
+                             const topology::Topology& topology, std::vector<int> ranks,
+                             TraceProcesses processes)
+    : writer_(writer), workload_(workload), topology_(topology), processes_(std::move(processes)) {
+  name_processes(std::move(ranks));
+}
+
+void TraceListener::name_processes(std::vector<int> ranks) {
+  const int world = workload_.world_size();
   traced_.assign(static_cast<std::size_t>(world), ranks.empty());
   for (int r : ranks)
     traced_[static_cast<std::size_t>(r)] = true;
   for (int r = 0; r < world; ++r) {
     if (!traced(r)) continue;
-    writer_.process_name(r, rank_name(workload, topology, r));
-    writer_.process_sort_index(r, r);
+    writer_.process_name(pid(r), processes_.name_prefix + rank_name(workload_, topology_, r,
+                                                                    processes_.rank_accelerators));
+    writer_.process_sort_index(pid(r), pid(r));
     for (int s = 0; s < kStreams; ++s) {
       const auto stream = std::string(workloads::to_string(static_cast<workloads::Stream>(s)));
-      writer_.thread_name(r, s, stream);
-      writer_.thread_sort_index(r, s, 2 * s);
+      writer_.thread_name(pid(r), s, stream);
+      writer_.thread_sort_index(pid(r), s, 2 * s);
       if (s != 0) {
-        writer_.thread_name(r, s + kWaitOffset, stream + " (waiting)");
-        writer_.thread_sort_index(r, s + kWaitOffset, 2 * s + 1);
+        writer_.thread_name(pid(r), s + kWaitOffset, stream + " (waiting)");
+        writer_.thread_sort_index(pid(r), s + kWaitOffset, 2 * s + 1);
       }
     }
   }
@@ -70,7 +85,7 @@ void TraceListener::on_op(const executor::OpRecord& rec) {
   const int tid = static_cast<int>(op.stream);
   label_ = executor::op_label(op);
   if (op.kind == workloads::OpKind::kCompute) {
-    writer_.complete(rec.rank, tid, label_, "compute", rec.start, rec.end - rec.start,
+    writer_.complete(pid(rec.rank), tid, label_, "compute", rec.start, rec.end - rec.start,
                      {{"layer", std::int64_t{op.layer}},
                       {"micro_batch", std::int64_t{op.micro_batch}},
                       {"flops", op.flops},
@@ -78,7 +93,7 @@ void TraceListener::on_op(const executor::OpRecord& rec) {
     return;
   }
   if (rec.start > rec.issued) {
-    writer_.complete(rec.rank, tid + kWaitOffset, "wait: " + label_, "wait", rec.issued,
+    writer_.complete(pid(rec.rank), tid + kWaitOffset, "wait: " + label_, "wait", rec.issued,
                      rec.start - rec.issued);
   }
   std::vector<output::TraceArg> args{{"layer", std::int64_t{op.layer}},
@@ -89,29 +104,32 @@ void TraceListener::on_op(const executor::OpRecord& rec) {
     args.push_back({"algorithm", std::string_view(rec.algorithm)});
   }
   if (rec.peer >= 0) args.push_back({"peer", std::int64_t{rec.peer}});
-  writer_.complete(rec.rank, tid, label_, category(op), rec.start, rec.end - rec.start, args);
-  // An arrow from the send to its receive, when both sides are traced.
+  writer_.complete(pid(rec.rank), tid, label_, category(op), rec.start, rec.end - rec.start, args);
+  // An arrow from the send to its receive, when both sides are traced; the ids of a later run
+  // in the same trace are moved past its first process (runs have far fewer than 2^40 transfers).
   if (rec.transfer != 0 && traced(rec.peer)) {
+    const std::uint64_t id =
+        rec.transfer + (static_cast<std::uint64_t>(processes_.first_pid) << 40);
     if (op.kind == workloads::OpKind::kSend) {
-      writer_.flow_start(rec.rank, tid, rec.transfer, "transfer", rec.start);
+      writer_.flow_start(pid(rec.rank), tid, id, "transfer", rec.start);
     } else {
-      writer_.flow_end(rec.rank, tid, rec.transfer, "transfer", rec.start);
+      writer_.flow_end(pid(rec.rank), tid, id, "transfer", rec.start);
     }
   }
 }
 
 void TraceListener::finish(const executor::Executor& executor,
                            const std::vector<std::uint32_t>& links) {
-  const int pid = workload_.world_size();
-  writer_.process_name(pid, "busiest links");
-  writer_.process_sort_index(pid, -1);
+  const int pid = this->pid(workload_.world_size());
+  writer_.process_name(pid, processes_.name_prefix + "busiest links");
+  writer_.process_sort_index(pid, processes_.first_pid - 1);
   for (std::uint32_t l : links) {
     const std::string name = topology_.describe(topology::LinkIndex{l});
     for (const auto& sample : executor.network().utilization_samples(engine::LinkId{l})) {
       writer_.counter(pid, name, "utilization", sample.time, sample.utilization);
     }
   }
-  writer_.close();
+  if (owned_) writer_.close();
 }
 
 }  // namespace stepsim

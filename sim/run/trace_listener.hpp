@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,16 @@
 
 namespace stepsim {
 
+// Where a run's ranks go in a trace that holds several runs (`stepsim serve`: the prefill pass
+// and the decode step in one file).
+struct TraceProcesses {
+  int first_pid = 0;        // rank r is process first_pid + r; the busiest links follow the ranks
+  std::string name_prefix;  // before every process name: "decode: "
+  // Rank r runs on accelerator rank_accelerators[r] (empty: on accelerator r), as
+  // executor::ExecutorOptions::rank_accelerators.
+  std::vector<std::uint32_t> rank_accelerators;
+};
+
 class TraceListener final : public executor::OpListener {
  public:
   // `ranks` selects the traced ranks (all when empty). The trace is renamed into place by
@@ -23,18 +34,27 @@ class TraceListener final : public executor::OpListener {
   TraceListener(const std::filesystem::path& path, const workloads::Workload& workload,
                 const topology::Topology& topology, std::vector<int> ranks,
                 output::OutputGuard* guard = nullptr);
+  // Writes into `writer`, which the caller closes; finish() adds the link counters only.
+  TraceListener(output::TraceWriter& writer, const workloads::Workload& workload,
+                const topology::Topology& topology, std::vector<int> ranks,
+                TraceProcesses processes);
   ~TraceListener() = default;
   void on_op(const executor::OpRecord& record) override;
-  // Adds counter tracks for the `links` (topology link indices) and closes the file.
+  // Adds counter tracks for the `links` (topology link indices) and closes the file when the
+  // listener opened it.
   void finish(const executor::Executor& executor, const std::vector<std::uint32_t>& links);
 
  private:
+  void name_processes(std::vector<int> ranks);
   bool traced(int rank) const {
     return rank >= 0 && rank < static_cast<int>(traced_.size()) && traced_[rank];
   }
-  output::TraceWriter writer_;
+  int pid(int rank) const { return processes_.first_pid + rank; }
+  std::optional<output::TraceWriter> owned_;
+  output::TraceWriter& writer_;
   const workloads::Workload& workload_;
   const topology::Topology& topology_;
+  TraceProcesses processes_;
   std::vector<bool> traced_;
   std::string label_;
 };

@@ -81,28 +81,35 @@ PublishedFigure read_published(const config::Node& n,
 
 Case read_case(const config::Node& n, const std::map<std::string, std::filesystem::path>& data) {
   n.allow_keys({"figure", "published", "measure", "topology", "ranks", "op", "algo", "size",
-                "nics_per_node", "scenario", "assumptions", "quick", "known_gap"});
+                "nics_per_node", "scenario", "overrides", "assumptions", "quick", "known_gap"});
   Case c;
   c.where = fmt::format("{}: {}", n.location(), n.path());
   c.figure = n.at("figure").as_string();
   c.published = read_published(n.at("published"), data);
   const std::string measure =
-      n.at("measure").as_choice({"busbw", "busbw_per_nic", "time_us", "tflops_per_gpu"});
-  c.measure = measure == "busbw"           ? Measure::kBusbw
-              : measure == "busbw_per_nic" ? Measure::kBusbwPerNic
-              : measure == "time_us"       ? Measure::kTimeUs
-                                           : Measure::kTflopsPerGpu;
+      n.at("measure").as_choice({"busbw", "busbw_per_nic", "time_us", "tflops_per_gpu", "ttft_ms",
+                                 "tpot_ms", "prompt_tokens_per_s", "output_tokens_per_s"});
+  for (const Measure m :
+       {Measure::kBusbw, Measure::kBusbwPerNic, Measure::kTimeUs, Measure::kTflopsPerGpu,
+        Measure::kTtftMs, Measure::kTpotMs, Measure::kPromptTokensPerS, Measure::kOutputTokensPerS})
+    if (to_string(m) == measure) c.measure = m;
   if (auto a = n.find("assumptions")) c.assumptions = a->as_string();
   if (auto q = n.find("quick")) c.quick = q->as_bool();
   if (auto g = n.find("known_gap")) c.known_gap = g->as_string();
-  if (c.measure == Measure::kTflopsPerGpu) {
+  if (c.measure == Measure::kTflopsPerGpu || is_serving(c.measure)) {
     for (const char* key : {"topology", "ranks", "op", "algo", "size", "nics_per_node"})
       if (n.has(key))
-        n.at(key).fail_with("a training-step case takes its setup from its scenario file");
+        n.at(key).fail_with(
+            "a training-step or serving case takes its setup from its scenario file");
     c.scenario = n.at("scenario").as_path();
+    if (auto o = n.find("overrides")) {
+      for (const config::Node& item : o->items())
+        c.overrides.push_back(item.as_string());
+    }
     return c;
   }
   if (n.has("scenario")) n.at("scenario").fail_with("a collective case has no scenario file");
+  if (n.has("overrides")) n.at("overrides").fail_with("a collective case has no scenario file");
   CollectiveSetup s;
   s.topology = n.at("topology").as_string();
   s.ranks = n.at("ranks").as_string();
@@ -128,6 +135,14 @@ std::string_view to_string(Measure m) {
       return "time_us";
     case Measure::kTflopsPerGpu:
       return "tflops_per_gpu";
+    case Measure::kTtftMs:
+      return "ttft_ms";
+    case Measure::kTpotMs:
+      return "tpot_ms";
+    case Measure::kPromptTokensPerS:
+      return "prompt_tokens_per_s";
+    case Measure::kOutputTokensPerS:
+      return "output_tokens_per_s";
   }
   return "?";
 }

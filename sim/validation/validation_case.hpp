@@ -16,11 +16,22 @@ namespace stepsim::validation {
 
 // What a case measures, in the unit its source prints.
 enum class Measure {
-  kBusbw,        // nccl-tests bus bandwidth, GB/s (1e9 B/s)
-  kBusbwPerNic,  // nccl-tests bus bandwidth divided by the NICs per node, GB/s
-  kTimeUs,       // nccl-tests time of one operation, microseconds
-  kTflopsPerGpu  // achieved model TFLOP/s per accelerator (Megatron-LM's convention)
+  kBusbw,         // nccl-tests bus bandwidth, GB/s (1e9 B/s)
+  kBusbwPerNic,   // nccl-tests bus bandwidth divided by the NICs per node, GB/s
+  kTimeUs,        // nccl-tests time of one operation, microseconds
+  kTflopsPerGpu,  // achieved model TFLOP/s per accelerator (Megatron-LM's convention)
+  // Serving scenarios (`stepsim serve`, docs/serving.md):
+  kTtftMs,            // time to first token, milliseconds
+  kTpotMs,            // time per output token, milliseconds
+  kPromptTokensPerS,  // prefill tokens/s per accelerator
+  kOutputTokensPerS   // decode tokens/s per accelerator
 };
+
+// Whether a measure is a serving scenario's (its scenario file has a `serving:` section).
+inline bool is_serving(Measure m) {
+  return m == Measure::kTtftMs || m == Measure::kTpotMs || m == Measure::kPromptTokensPerS ||
+         m == Measure::kOutputTokensPerS;
+}
 
 // A published figure: the value compared against, and how the source printed it. A range such as
 // "46-48" compares against its midpoint.
@@ -45,7 +56,8 @@ struct Case {
   PublishedFigure published;
   Measure measure = Measure::kBusbw;
   std::optional<CollectiveSetup> collective;
-  std::optional<std::filesystem::path> scenario;  // a step case: the scenario file
+  std::optional<std::filesystem::path> scenario;  // a step or serving case: the scenario file
+  std::vector<std::string> overrides;             // applied to the scenario ("key.path=value")
   std::string assumptions;  // what the source does not print and the case assumes
   bool quick = true;        // in the fast subset (the ctest label `validation`)
   // Why the model misses this figure, when it is known to (shown in the report). Such a row does

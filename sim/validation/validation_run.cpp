@@ -9,8 +9,10 @@
 #include "sim/collectives/collective_session.hpp"
 #include "sim/collectives/planned_collective.hpp"
 #include "sim/common/input_error.hpp"
+#include "sim/run/serve.hpp"
 #include "sim/run/simulate.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/serving_scenario.hpp"
 #include "topology/load_topology.hpp"
 
 namespace stepsim::validation {
@@ -51,9 +53,63 @@ double simulate_collective(const CollectiveSetup& s, Measure measure, std::strin
     case Measure::kTimeUs:
       return t.seconds() * 1e6;
     case Measure::kTflopsPerGpu:
+    case Measure::kTtftMs:
+    case Measure::kTpotMs:
+    case Measure::kPromptTokensPerS:
+    case Measure::kOutputTokensPerS:
       break;
   }
-  throw std::logic_error("simulate_collective: a collective case measures TFLOP/s (a bug)");
+  throw std::logic_error("simulate_collective: a collective case measures a step (a bug)");
+}
+
+// A serving case: the pass it measures, as `stepsim serve` runs it (TTFT: the prefill pass and
+// the KV transfer when the pools are apart).
+double simulate_serving(const Case& c, std::string* setup, ServingPassCache* cache) {
+  const bool prefill = c.measure == Measure::kTtftMs || c.measure == Measure::kPromptTokensPerS;
+  std::string key = c.scenario->string() + (prefill ? " prefill" : " decode");
+  for (const auto& o : c.overrides)
+    key += " " + o;
+  std::pair<double, double> figures;
+  std::string text;
+  if (cache != nullptr && cache->figures.contains(key)) {
+    figures = cache->figures[key];
+    text = cache->setups[key];
+  } else {
+    const ServingScenario scenario = load_serving_scenario(*c.scenario, c.overrides);
+    const workloads::ServingPhase phase =
+        prefill ? workloads::ServingPhase::kPrefill : workloads::ServingPhase::kDecode;
+    const auto& pool = prefill ? scenario.serving.prefill : scenario.serving.decode;
+    if (!pool) {
+      throw InputError(fmt::format("{}: measure {} needs a serving.{} pool", c.scenario->string(),
+                                   to_string(c.measure), workloads::to_string(phase)));
+    }
+    const PassReport pass = simulate_pass(scenario, phase, pool->batch);
+    Time time = pass.time;
+    if (prefill) {
+      if (const auto kv = simulate_kv_transfer(scenario)) time += kv->time;
+    }
+    figures = {time.seconds(), pass.tokens_per_s_per_accelerator};
+    const workloads::ServingSpec& serving = scenario.serving;
+    text =
+        fmt::format("{} {}, {}, batch {}, {} {}", serving.model.name, workloads::to_string(phase),
+                    pass.layout, pass.batch, pass.tokens, prefill ? "prompt" : "context");
+    if (!prefill && serving.mtp.depth > 0)
+      text += fmt::format(", MTP depth {} at {:.2g}", serving.mtp.depth, serving.mtp.acceptance);
+    text += fmt::format(" on {}", scenario.topology_spec);
+    if (pass.memory.total() > pass.memory.capacity) text += " (exceeds HBM)";
+    if (cache != nullptr) {
+      cache->figures[key] = figures;
+      cache->setups[key] = text;
+    }
+  }
+  if (setup) *setup = text;
+  switch (c.measure) {
+    case Measure::kTtftMs:
+    case Measure::kTpotMs:
+      return figures.first * 1e3;
+    default:
+      return figures.second;
+  }
 }
 
 }  // namespace
@@ -68,9 +124,10 @@ std::vector<const RowResult*> TableResult::failures() const {
   return out;
 }
 
-double simulate_case(const Case& c, std::string* setup) {
+double simulate_case(const Case& c, std::string* setup, ServingPassCache* cache) {
   if (c.collective) return simulate_collective(*c.collective, c.measure, setup);
-  const Scenario scenario = load_scenario(*c.scenario, {});
+  if (is_serving(c.measure)) return simulate_serving(c, setup, cache);
+  const Scenario scenario = load_scenario(*c.scenario, c.overrides);
   const StepReport report = simulate_step(scenario);
   if (setup) {
     *setup = fmt::format("{}, {} on {}", report.model, report.layout, scenario.topology_spec);
@@ -86,6 +143,7 @@ double simulate_case(const Case& c, std::string* setup) {
 
 std::vector<TableResult> run_cases(const CaseFile& cases, const RunOptions& options) {
   std::vector<TableResult> results;
+  ServingPassCache serving;
   for (const Table& table : cases.tables) {
     TableResult result;
     result.source = &table;
@@ -95,7 +153,7 @@ std::vector<TableResult> run_cases(const CaseFile& cases, const RunOptions& opti
       RowResult row;
       row.source = &c;
       try {
-        row.simulated = simulate_case(c, &row.setup);
+        row.simulated = simulate_case(c, &row.setup, &serving);
       } catch (const InputError& e) {
         // The setup (topology, ranks, op, algo, scenario) is checked as it runs: say which case.
         throw InputError(fmt::format("{} ('{}'): {}", c.where, c.figure, e.what()));

@@ -1,9 +1,11 @@
 // Runs validation cases and compares them with their published figures: a collective case runs
 // as `stepsim collective` does (CollectiveSession, calibrated links), a step case as `stepsim run`
-// does (simulate_step). Deterministic: the same cases give the same rows, byte for byte.
+// does (simulate_step), a serving case as `stepsim serve` does (the pass it measures).
+// Deterministic: the same cases give the same rows, byte for byte.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,8 +37,16 @@ struct RunOptions {
   std::function<void(const Table&, const Case&)> on_case;
 };
 
+// The passes of serving scenarios already simulated, by scenario file, overrides and phase:
+// rows that measure the same pass (a decode step's TPOT and its tokens/s) simulate it once.
+struct ServingPassCache {
+  std::map<std::string, std::pair<double, double>> figures;  // key -> (time s, tokens/s)
+  std::map<std::string, std::string> setups;
+};
+
 // The simulated figure of one case, in the unit of its measure.
-double simulate_case(const Case& c, std::string* setup = nullptr);
+double simulate_case(const Case& c, std::string* setup = nullptr,
+                     ServingPassCache* cache = nullptr);
 
 std::vector<TableResult> run_cases(const CaseFile& cases, const RunOptions& options = {});
 

@@ -298,6 +298,18 @@ std::vector<BadServing> bad_cases() {
       {"tpot_zero", {"serve", kExample, "--tpot", "0ms"}, {"--tpot '0ms'"}},
       {"training_scenario", {"serve", quickstart}, {"stepsim run"}},
       {"serving_scenario_run", {"run", kExample}, {"serving", "stepsim serve"}},
+      {"mtp_acceptance_above_one",
+       serve("serving.mtp.acceptance=1.5"),
+       {"serving.mtp.acceptance", "1.5"}},
+      {"mtp_without_acceptance", serve("serving.mtp.depth=1"), {"serving.mtp", "acceptance"}},
+      {"mtp_depth_zero",
+       {"serve", kExample, "-o", "serving.mtp.depth=0", "-o", "serving.mtp.acceptance=0.8"},
+       {"serving.mtp.depth", "'0'"}},
+      {"mtp_unknown_key", serve("serving.mtp.accept=0.8"), {"serving.mtp", "accept"}},
+      {"mtp_not_a_map", serve("serving.mtp=yes"), {"serving.mtp", "depth"}},
+      {"compare_serving_search",
+       {"compare", kExample, "--search"},
+       {"--search", "serving scenario"}},
   };
 }
 

@@ -53,23 +53,32 @@ std::filesystem::path write_temp(const std::string& name, const std::string& tex
   return path;
 }
 
-TEST(ValidationCases, AMissingFigureIsAnInputErrorNamingIt) {
-  const auto data = write_temp("stepsim_val_data.yaml", "rows: [{x: 1}]\n");
+// The message of load_cases on a case file of one collective case whose published figure is
+// `published` and whose last keys are `extra` (after `size: 1KiB`), over a data file of one row.
+std::string collective_case_error(const std::string& published, const std::string& extra) {
+  write_temp("stepsim_val_data.yaml", "rows: [{x: 1}]\n");
   const auto cases =
       write_temp("stepsim_val_cases.yaml",
                  "data: {d: stepsim_val_data.yaml}\n"
                  "tables:\n"
                  "  - {name: t, title: T, metric: m, target: 0.1, cases: [\n"
-                 "      {figure: f, published: 'd:rows.3.x', measure: time_us,\n"
-                 "       topology: dgx-h100, ranks: '8', op: allreduce, algo: ring,\n"
-                 "       size: 1KiB}]}\n");
+                 "      {figure: f, published: '" +
+                     published +
+                     "', measure: time_us,\n"
+                     "       topology: dgx-h100, ranks: '8', op: allreduce, algo: ring,\n"
+                     "       size: 1KiB" +
+                     extra + "}]}\n");
   try {
     load_cases(cases);
-    FAIL() << "expected an InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("'3' is not an index of the 1 entries"), std::string::npos)
-        << e.what();
+    return e.what();
   }
+  return "(no error)";
+}
+
+TEST(ValidationCases, AMissingFigureIsAnInputErrorNamingIt) {
+  const std::string what = collective_case_error("d:rows.3.x", "");
+  EXPECT_NE(what.find("'3' is not an index of the 1 entries"), std::string::npos) << what;
 }
 
 TEST(ValidationRun, ACollectiveCaseReproducesItsClosedForm) {
@@ -78,6 +87,47 @@ TEST(ValidationRun, ACollectiveCaseReproducesItsClosedForm) {
   const CaseFile f = load_cases(kCases);
   const double busbw = simulate_case(table(f, "nccl-busbw").cases[0]);
   EXPECT_NEAR(busbw, 370.0, 0.5);
+}
+
+// The serving tables: 7 latency and 5 throughput rows, reported (no target), each a serving
+// scenario with its overrides.
+TEST(ValidationCases, ServingRowsAreServingScenariosWithTheirOverrides) {
+  const CaseFile f = load_cases(kCases);
+  const Table& latency = table(f, "serving-latency");
+  const Table& throughput = table(f, "serving-throughput");
+  EXPECT_EQ(latency.cases.size(), 7u);
+  EXPECT_EQ(throughput.cases.size(), 5u);
+  EXPECT_FALSE(latency.target.has_value());
+  EXPECT_EQ(latency.cases[1].measure, Measure::kTtftMs);
+  EXPECT_EQ(latency.cases[1].overrides, std::vector<std::string>{"serving.prefill.prompt=128"});
+  EXPECT_DOUBLE_EQ(latency.cases[1].published.value, 26.0);
+  EXPECT_EQ(throughput.cases[4].measure, Measure::kOutputTokensPerS);
+  EXPECT_DOUBLE_EQ(throughput.cases[4].published.value, 1943.0);
+}
+
+// A serving row is the figure `stepsim serve` reports: gpt-fast's Llama 2 70B TP8 decode on
+// A100 (the latency table's row 5).
+TEST(ValidationRun, AServingCaseIsWhatServeReports) {
+  const CaseFile f = load_cases(kCases);
+  const Case& c = table(f, "serving-latency").cases[4];
+  std::string setup;
+  const double tpot_ms = simulate_case(c, &setup);
+  EXPECT_NE(setup.find("decode, tp8 dp1, batch 1, 100 context on selene:nodes=1"),
+            std::string::npos)
+      << setup;
+  // The same pass read from the cache gives the same figure, as tokens/s per accelerator.
+  ServingPassCache cache;
+  Case tokens = c;
+  tokens.measure = Measure::kOutputTokensPerS;
+  EXPECT_DOUBLE_EQ(simulate_case(c, nullptr, &cache), tpot_ms);
+  EXPECT_NEAR(simulate_case(tokens, nullptr, &cache), 1000.0 / tpot_ms / 8, 1e-9);
+  EXPECT_EQ(cache.figures.size(), 1u);
+}
+
+TEST(ValidationCases, ACollectiveCaseHasNoOverrides) {
+  const std::string what = collective_case_error("d:rows.0.x", ", overrides: ['a=1']");
+  EXPECT_NE(what.find("overrides"), std::string::npos) << what;
+  EXPECT_NE(what.find("no scenario file"), std::string::npos) << what;
 }
 
 TEST(ValidationRun, FailuresAreRowsBeyondTwiceTheTarget) {
