@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cmath>
-#include <limits>
 
 namespace stepsim::engine {
 
@@ -72,14 +70,9 @@ void MaxMinSolver::place_links(std::size_t links) {
   share_.resize(links);
   heap_pos_.assign(links, kAbsent);
   heap_.clear();
-  // A link without a limit (infinite capacity: a boundary link whose outside load the
-  // incremental solve only bounds) never saturates: it stays out of both. A class that crosses
-  // only such links is frozen at an infinite rate after the finite levels (fill), as it was when
-  // such links sat at the bottom of the heap.
   for (std::uint32_t l = 0; l < links; ++l) {
     if (unfrozen_[l] == 0) continue;
     share_[l] = remaining_[l] / demand<kWeighted>(l);
-    if (std::isinf(remaining_[l])) continue;
     if (link_offsets_[l + 1] - link_offsets_[l] == 1) {
       caps_.push_back({share_[l], link_classes_[link_offsets_[l]]});
     } else {
@@ -169,12 +162,6 @@ void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
       }
     }
     touched_.clear();
-  }
-  // Classes that cross only links without a limit (place_links).
-  if (unfrozen_classes > 0) {
-    for (std::size_t c = 0; c < classes; ++c) {
-      if (frozen_[c] == 0) rate[c] = std::numeric_limits<double>::infinity();
-    }
   }
 }
 
