@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -67,6 +68,66 @@ TEST(MaxMinSolver, LinkListedTwiceCountsTwice) {
   // A path that crosses link 0 twice uses 2r of it: with one such flow alone, r = C / 2.
   const auto rate = solve({4e9}, {{0, 0}}, {1});
   EXPECT_DOUBLE_EQ(rate[0], 2e9);
+}
+
+TEST(MaxMinSolver, LinksWithoutLimitBindNothing) {
+  // Link 0 of 1 GB/s carries classes 0 and 1; links 1 and 2 have no limit (infinite capacity, as
+  // the incremental solve gives boundary links it only bounds). Classes 0 and 1 share link 0:
+  // 0.5 GB/s each, whatever else they cross. Classes 2 and 3 cross only unlimited links: no
+  // finite rate limits them, so their rate is infinite.
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto rate = solve({1e9, inf, inf}, {{0}, {0, 1}, {1, 2}, {2}}, {1, 1, 2, 1});
+  EXPECT_DOUBLE_EQ(rate[0], 0.5e9);
+  EXPECT_DOUBLE_EQ(rate[1], 0.5e9);
+  EXPECT_EQ(rate[2], inf);
+  EXPECT_EQ(rate[3], inf);
+}
+
+TEST(MaxMinSolver, UnlimitedLinksChangeNoRateBitForBit) {
+  // 500 random instances solved twice: once as they are, once with extra unlimited links added to
+  // random classes' paths (shared by several classes, so they would sit in the link heap). The
+  // rates must be the same bits: a link that cannot fill never takes part in the filling.
+  std::mt19937_64 rng(20261202);
+  MaxMinSolver solver;
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int instance = 0; instance < 500; ++instance) {
+    const int links = std::uniform_int_distribution<int>(1, 12)(rng);
+    const int unlimited = std::uniform_int_distribution<int>(1, 4)(rng);
+    const int classes = std::uniform_int_distribution<int>(1, 30)(rng);
+    std::vector<double> capacity(links);
+    for (double& c : capacity)
+      c = std::uniform_real_distribution<double>(1e9, 100e9)(rng);
+    std::vector<double> extended = capacity;
+    extended.insert(extended.end(), static_cast<std::size_t>(unlimited), inf);
+    std::vector<std::uint32_t> offsets{0}, extended_offsets{0};
+    std::vector<std::uint32_t> path_links, extended_links;
+    std::vector<std::uint32_t> flows(classes);
+    for (int c = 0; c < classes; ++c) {
+      const int len = std::uniform_int_distribution<int>(1, std::min(4, links))(rng);
+      std::vector<std::uint32_t> path;
+      while (static_cast<int>(path.size()) < len) {
+        const auto l = std::uniform_int_distribution<std::uint32_t>(0, links - 1)(rng);
+        if (std::find(path.begin(), path.end(), l) == path.end()) path.push_back(l);
+      }
+      path_links.insert(path_links.end(), path.begin(), path.end());
+      offsets.push_back(static_cast<std::uint32_t>(path_links.size()));
+      // Unlimited links inserted at random places of the path.
+      for (int u = 0; u < unlimited; ++u) {
+        if (std::uniform_int_distribution<int>(0, 1)(rng) == 0) continue;
+        const auto at = std::uniform_int_distribution<std::size_t>(0, path.size())(rng);
+        path.insert(path.begin() + static_cast<std::ptrdiff_t>(at),
+                    static_cast<std::uint32_t>(links + u));
+      }
+      extended_links.insert(extended_links.end(), path.begin(), path.end());
+      extended_offsets.push_back(static_cast<std::uint32_t>(extended_links.size()));
+      flows[c] = std::uniform_int_distribution<std::uint32_t>(1, 4)(rng);
+    }
+    std::vector<double> rate(classes), extended_rate(classes);
+    solver.solve(capacity, flows, offsets, path_links, rate);
+    solver.solve(extended, flows, extended_offsets, extended_links, extended_rate);
+    for (int c = 0; c < classes; ++c)
+      ASSERT_EQ(rate[c], extended_rate[c]) << "instance " << instance << " class " << c;
+  }
 }
 
 TEST(MaxMinSolver, MatchesBruteForceOnRandomInstances) {
