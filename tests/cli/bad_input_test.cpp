@@ -70,6 +70,9 @@ std::vector<BadInput> cases() {
        {"duplicate_key.yaml:3:1", "duplicate key 'model'"}},
       {"list_as_key", {"check", "{bad}/list_as_key.yaml"}, {"list_as_key.yaml:3", "a key must be"}},
       {"alias_bomb", {"check", "{bad}/alias_bomb.yaml"}, {"alias_bomb.yaml", "refusing"}},
+      {"recursive_alias",
+       {"check", "{bad}/recursive_alias.yaml"},
+       {"recursive_alias.yaml:4:24", "names a node that contains it"}},
       // Includes.
       {"include_cycle",
        {"check", "{bad}/cycle_a.yaml"},

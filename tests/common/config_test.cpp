@@ -193,5 +193,28 @@ TEST(Config, AliasBombIsRefusedBeforeAnyValueIsBuilt) {
   expect_error([] { Document::parse("first: !bogus 1\n", "tag.yaml"); }, {"unknown tag '!bogus'"});
 }
 
+TEST(Config, AliasInsideTheNodeItNamesIsRefused) {
+  // Its expansion never ends: walking it overflowed the stack before the count ran on the
+  // parser's events. Nested deeper, and through a map, it is found the same way.
+  expect_error([] { Document::parse("a: &a [1, *a]\n", "loop.yaml"); },
+               {"loop.yaml:1:11", "names a node that contains it"});
+  expect_error([] { Document::parse("a: &a {b: [x, {c: *a}]}\n", "deep.yaml"); },
+               {"deep.yaml:1:19", "names a node that contains it"});
+  // An alias to a node that is complete is fine, as a value and as a key.
+  EXPECT_NO_THROW(Document::parse("a: &a [1, 2]\nb: *a\nc: {k: *a}\n", "ok.yaml"));
+}
+
+TEST(Config, ValuesAreCountedAsExpandedAndAMapsKeysAreNot) {
+  // 2,000 x 2,500 = 5,000,000 leaves once expanded: with their sequences, over the limit.
+  std::string text = "a: &a [";
+  for (int i = 0; i < 2000; ++i)
+    text += i ? ",x" : "x";
+  text += "]\nb: [";
+  for (int i = 0; i < 2500; ++i)
+    text += i ? ",*a" : "*a";
+  text += "]\n";
+  expect_error([&] { Document::parse(text, "big.yaml"); }, {"more than 5000000 values"});
+}
+
 }  // namespace
 }  // namespace stepsim::config
