@@ -26,6 +26,7 @@ namespace {
 constexpr std::int64_t kMaxBatch = 1 << 20;
 constexpr std::int64_t kMaxTokens = 1 << 24;
 constexpr std::int64_t kMaxMtpDepth = 8;
+constexpr double kMaxRequestRate = 1e9;  // per second: beyond any deployment, keeps figures finite
 
 // Tokens per sequence a decode step runs: the next one and the MTP drafts it verifies.
 std::int64_t decode_tokens_per_sequence(const ServingSpec& spec, ServingPhase phase) {
@@ -218,6 +219,10 @@ double parse_request_rate(const config::Node& n) {
   const char* const last = text.data() + slash;
   const auto [end, error] = std::from_chars(first, last, count);
   if (error != std::errc() || end != last || !std::isfinite(count) || count <= 0) n.fail(expected);
+  if (count / per > kMaxRequestRate) {
+    n.fail_with(fmt::format("{} is {:g} requests per second; at most {:g}", text, count / per,
+                            kMaxRequestRate));
+  }
   return count / per;
 }
 

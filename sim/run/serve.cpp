@@ -389,6 +389,70 @@ ServeReport make_serve_report(const ServingScenario& scenario, std::optional<Tim
 
 namespace {
 
+std::string rate_text(double per_s) {
+  return fmt::format("{:.4g}/s", per_s);
+}
+
+}  // namespace
+
+std::string request_mix_text(const workloads::RequestMix& mix) {
+  return fmt::format(
+      "{} input and {} output tokens per request, {}{}", mix.input_tokens, mix.output_tokens,
+      mix.rate_text,
+      mix.rate_text.ends_with("/s") ? "" : fmt::format(" ({})", rate_text(mix.rate_per_s)));
+}
+
+std::vector<std::pair<std::string, std::string>> request_load_lines(const RequestLoad& load,
+                                                                    bool colocated) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  if (load.prefill) {
+    const PrefillLoad& p = *load.prefill;
+    lines.emplace_back(
+        "prefill utilisation",
+        fmt::format("{:.3f}{} (sustains {}{})", p.utilisation, p.overloaded ? ": OVERLOADED" : "",
+                    rate_text(p.sustainable_rate_per_s),
+                    colocated ? " with the accelerators to itself" : ""));
+    lines.emplace_back(
+        "TTFT at this load",
+        p.overloaded
+            ? std::string("unbounded: the prefill pool is overloaded, its queue grows")
+            : fmt::format("at least {} (the pass{}; waiting for a batch and for a busy pool not "
+                          "modelled)",
+                          format_time(p.ttft_at_least),
+                          p.kv_transfer > Time::zero() ? " and the KV transfer" : ""));
+  }
+  if (load.no_time_for_decode) {
+    lines.emplace_back("decode share of the accelerators",
+                       "none: the colocated prefill takes all the time");
+  }
+  if (!load.decode) return lines;
+  const DecodeLoad& d = *load.decode;
+  if (d.share != 1.0) {
+    lines.emplace_back(
+        "decode share of the accelerators",
+        fmt::format("{:.3f} (colocated: the rest of the time runs prefill passes)", d.share));
+  }
+  if (d.max_batch < 1) {
+    lines.emplace_back("decode batch per replica",
+                       "OVERLOADED: the weights alone do not fit in memory");
+    return lines;
+  }
+  lines.emplace_back(
+      "decode batch per replica",
+      d.overloaded ? fmt::format("OVERLOADED: at the largest batch that fits, {} (TPOT {}), {:.1f} "
+                                 "sequences would be in flight per replica",
+                                 d.batch, format_time(d.tpot), d.in_flight)
+                   : fmt::format("{} (TPOT {}: {:.1f} sequences in flight per replica)", d.batch,
+                                 format_time(d.tpot), d.in_flight));
+  lines.emplace_back(
+      "decode sustains up to",
+      fmt::format("{} (at batch {}, the largest that fits: TPOT {})",
+                  rate_text(d.sustainable_rate_per_s), d.max_batch, format_time(d.max_batch_tpot)));
+  return lines;
+}
+
+namespace {
+
 std::string gb(Bytes b) {
   return fmt::format("{:.2f} GB", b.as_double() * 1e-9);
 }
@@ -435,60 +499,12 @@ void print_pass(std::ostream& out, const PassReport& p, bool apart,
   out << fmt::format("  {:<34}{}\n", "largest batch that fits", m.max_batch);
 }
 
-std::string rate_text(double per_s) {
-  return fmt::format("{:.4g}/s", per_s);
-}
-
 void print_load(std::ostream& out, const RequestLoad& load, bool colocated) {
-  const workloads::RequestMix& mix = load.mix;
-  out << fmt::format(
-      "Request mix: {} input and {} output tokens per request, {}{}\n", mix.input_tokens,
-      mix.output_tokens, mix.rate_text,
-      mix.rate_text.ends_with("/s") ? "" : fmt::format(" ({})", rate_text(mix.rate_per_s)));
-  if (load.prefill) {
-    const PrefillLoad& p = *load.prefill;
-    out << fmt::format("  {:<34}{:.3f}{} (sustains {}{})\n", "prefill utilisation", p.utilisation,
-                       p.overloaded ? ": OVERLOADED" : "", rate_text(p.sustainable_rate_per_s),
-                       colocated ? " with the accelerators to itself" : "");
-    if (p.overloaded) {
-      out << fmt::format("  {:<34}unbounded: the prefill pool is overloaded, its queue grows\n",
-                         "TTFT at this load");
-    } else {
-      out << fmt::format(
-          "  {:<34}at least {} (the pass{}; waiting for a batch and for a busy pool not "
-          "modelled)\n",
-          "TTFT at this load", format_time(p.ttft_at_least),
-          p.kv_transfer > Time::zero() ? " and the KV transfer" : "");
-    }
-  }
-  if (load.no_time_for_decode) {
-    out << fmt::format("  {:<34}none: the colocated prefill takes all the time\n",
-                       "decode share of the accelerators");
-  }
-  if (!load.decode) return;
-  const DecodeLoad& d = *load.decode;
-  if (d.share != 1.0) {
-    out << fmt::format("  {:<34}{:.3f} (colocated: the rest of the time runs prefill passes)\n",
-                       "decode share of the accelerators", d.share);
-  }
-  if (d.max_batch < 1) {
-    out << fmt::format("  {:<34}OVERLOADED: the weights alone do not fit in memory\n",
-                       "decode batch per replica");
-    return;
-  }
-  if (d.overloaded) {
-    out << fmt::format(
-        "  {:<34}OVERLOADED: at the largest batch that fits, {} (TPOT {}), {:.1f} sequences "
-        "would be in flight per replica\n",
-        "decode batch per replica", d.batch, format_time(d.tpot), d.in_flight);
-  } else {
-    out << fmt::format("  {:<34}{} (TPOT {}: {:.1f} sequences in flight per replica)\n",
-                       "decode batch per replica", d.batch, format_time(d.tpot), d.in_flight);
-  }
-  out << fmt::format("  {:<34}{} (at batch {}, the largest that fits: TPOT {})\n",
-                     "decode sustains up to", rate_text(d.sustainable_rate_per_s), d.max_batch,
-                     format_time(d.max_batch_tpot));
-  out << fmt::format("  ({} decode steps simulated)\n", d.simulated);
+  out << "Request mix: " << request_mix_text(load.mix) << '\n';
+  for (const auto& [name, value] : request_load_lines(load, colocated))
+    out << fmt::format("  {:<34}{}\n", name, value);
+  if (load.decode && load.decode->max_batch > 0)
+    out << fmt::format("  ({} decode steps simulated)\n", load.decode->simulated);
 }
 
 nlohmann::ordered_json load_json(const RequestLoad& load) {
@@ -526,6 +542,7 @@ nlohmann::ordered_json load_json(const RequestLoad& load) {
   } else {
     j["decode"] = nullptr;
   }
+  if (load.no_time_for_decode) j["no_time_for_decode"] = true;
   return j;
 }
 

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/common/units.hpp"
 #include "sim/executor/executor.hpp"
@@ -195,6 +197,12 @@ struct ServeViews {
 // batch. With `recording`, writes its trace (renamed into place when complete) and fills `views`.
 ServeReport make_serve_report(const ServingScenario& scenario, std::optional<Time> tpot_limit,
                               const ServeRecording& recording = {}, ServeViews* views = nullptr);
+
+// The request mix's lines of the summary and of the HTML report: the mix ("2048 input and 512
+// output tokens per request, 4/s"), then the figures as (name, value) pairs.
+std::string request_mix_text(const workloads::RequestMix& mix);
+std::vector<std::pair<std::string, std::string>> request_load_lines(const RequestLoad& load,
+                                                                    bool colocated);
 
 void print_serve_summary(std::ostream& out, const ServeReport& report);
 nlohmann::ordered_json to_json(const ServeReport& report);

@@ -139,10 +139,12 @@ TEST(RequestMix, ColocatedDecodeHasTheTimePrefillLeaves) {
 }
 
 // A rate beyond both pools: each says OVERLOADED with the rate it sustains; the command still
-// succeeds (a result, not an error) and the report carries the figures.
+// succeeds (a result, not an error) and the JSON and HTML reports carry the figures.
 TEST(RequestMix, OverloadedPoolsAreAResult) {
   const auto report = std::filesystem::temp_directory_path() / "issue20-mix-overloaded.json";
-  std::vector<std::string> args{"serve", kExample, "--report", report.string()};
+  const auto html = std::filesystem::temp_directory_path() / "issue20-mix-overloaded.html";
+  std::vector<std::string> args{"serve",         kExample, "--report",
+                                report.string(), "--html", html.string()};
   for (const std::string& o : kApartMix) {
     args.push_back("-o");
     args.push_back(o == "serving.requests.rate=3/s" ? "serving.requests.rate=60000/min" : o);
@@ -172,6 +174,13 @@ TEST(RequestMix, OverloadedPoolsAreAResult) {
       1e-9);
   EXPECT_LT(decode.at("sustainable_rate_per_s").get<double>(), 1000.0);
   std::filesystem::remove(report);
+  // The HTML report's summary has the same lines.
+  std::ifstream page_in(html);
+  std::stringstream page;
+  page << page_in.rdbuf();
+  for (const char* part : {"request mix", "prefill utilisation", "decode sustains up to"})
+    EXPECT_NE(page.str().find(part), std::string::npos) << part;
+  std::filesystem::remove(html);
 }
 
 }  // namespace
