@@ -24,15 +24,24 @@ using workloads::ServingPhase;
 const std::string kExample =
     std::string(STEPSIM_SOURCE_DIR) + "/examples/llama3-70b-decode-h100.yaml";
 
+// 10 ms + 0.1 ms per sequence.
+Time linear_tpot(std::int64_t batch) {
+  return Time::us(10'000) + Time::us(100) * batch;
+}
+
+void expect_load(const DecodeLoad& load, bool overloaded, std::int64_t batch, double in_flight) {
+  EXPECT_EQ(load.overloaded, overloaded);
+  EXPECT_EQ(load.batch, batch);
+  EXPECT_NEAR(load.in_flight, in_flight, 1e-9);
+}
+
 // A fixed TPOT T: the sequences in flight are rate x output x T / replicas whatever the batch,
 // and the batch is the smallest integer at least that: 4/s x 512 x 25 ms / 2 = 25.6 -> 26.
 TEST(RequestMix, FixedTpotGivesTheBatchOfLittlesLaw) {
   const Time tpot = Time::ms(25);
   const DecodeLoad load =
       size_decode_batch(4.0, 512, 2, 0.0, 1000, [&](std::int64_t) { return tpot; });
-  EXPECT_FALSE(load.overloaded);
-  EXPECT_EQ(load.batch, 26);
-  EXPECT_DOUBLE_EQ(load.in_flight, 25.6);
+  expect_load(load, false, 26, 25.6);
   EXPECT_EQ(load.tpot, tpot);
   // The largest batch, 1000, at 25 ms: 1000 x 2 / (512 x 25 ms) = 156.25 requests per second.
   EXPECT_DOUBLE_EQ(load.sustainable_rate_per_s, 156.25);
@@ -45,37 +54,27 @@ TEST(RequestMix, FixedTpotGivesTheBatchOfLittlesLaw) {
 // prefill of 0.3 s per request takes 0.6 of the time at 2/s and leaves decode a share of 0.4:
 // B = 25 + 0.25 B, 33.33, so 34.
 TEST(RequestMix, LinearTpotGivesTheFixedPoint) {
-  auto tpot = [](std::int64_t b) { return Time::us(10'000) + Time::us(100) * b; };
-  const DecodeLoad load = size_decode_batch(2.0, 500, 1, 0.0, 4096, tpot);
-  EXPECT_FALSE(load.overloaded);
-  EXPECT_EQ(load.batch, 12);
-  EXPECT_NEAR(load.in_flight, 11.2, 1e-9);
-  const DecodeLoad shared = size_decode_batch(2.0, 500, 1, 0.3, 4096, tpot);
+  expect_load(size_decode_batch(2.0, 500, 1, 0.0, 4096, linear_tpot), false, 12, 11.2);
+  const DecodeLoad shared = size_decode_batch(2.0, 500, 1, 0.3, 4096, linear_tpot);
   EXPECT_NEAR(shared.share, 0.4, 1e-12);
-  EXPECT_EQ(shared.batch, 34);
-  EXPECT_NEAR(shared.in_flight, 33.5, 1e-9);
+  expect_load(shared, false, 34, 33.5);
   // A light load: batch 1 keeps up (0.1/s x 500 x 10.1 ms = 0.505 sequences in flight).
-  const DecodeLoad light = size_decode_batch(0.1, 500, 1, 0.0, 4096, tpot);
-  EXPECT_EQ(light.batch, 1);
+  expect_load(size_decode_batch(0.1, 500, 1, 0.0, 4096, linear_tpot), false, 1, 0.505);
 }
 
 // When the largest batch that fits cannot keep up, the pool is overloaded: a result, with the
 // batch at that largest one and the rate it sustains there.
 TEST(RequestMix, OverloadedWhenTheLargestBatchCannotKeepUp) {
-  auto tpot = [](std::int64_t b) { return Time::us(10'000) + Time::us(100) * b; };
   // 20/s x 500 x TPOT(64) = 10,000 x 16.4 ms = 164 sequences in flight > 64.
-  const DecodeLoad load = size_decode_batch(20.0, 500, 1, 0.0, 64, tpot);
-  EXPECT_TRUE(load.overloaded);
-  EXPECT_EQ(load.batch, 64);
-  EXPECT_NEAR(load.in_flight, 164.0, 1e-9);
+  const DecodeLoad load = size_decode_batch(20.0, 500, 1, 0.0, 64, linear_tpot);
+  expect_load(load, true, 64, 164.0);
   EXPECT_NEAR(load.sustainable_rate_per_s, 64.0 / (500 * 0.0164), 1e-9);
   // At that rate the largest batch just keeps up.
   const DecodeLoad at =
-      size_decode_batch(load.sustainable_rate_per_s * (1 - 1e-12), 500, 1, 0.0, 64, tpot);
-  EXPECT_FALSE(at.overloaded);
-  EXPECT_EQ(at.batch, 64);
+      size_decode_batch(load.sustainable_rate_per_s * (1 - 1e-12), 500, 1, 0.0, 64, linear_tpot);
+  expect_load(at, false, 64, 64.0);
   // The weights alone do not fit: overloaded, nothing sustained.
-  const DecodeLoad none = size_decode_batch(1.0, 500, 1, 0.0, 0, tpot);
+  const DecodeLoad none = size_decode_batch(1.0, 500, 1, 0.0, 0, linear_tpot);
   EXPECT_TRUE(none.overloaded);
   EXPECT_EQ(none.sustainable_rate_per_s, 0.0);
 }
