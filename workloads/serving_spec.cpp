@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -25,6 +26,7 @@ namespace {
 constexpr std::int64_t kMaxBatch = 1 << 20;
 constexpr std::int64_t kMaxTokens = 1 << 24;
 constexpr std::int64_t kMaxMtpDepth = 8;
+constexpr double kMaxRequestRate = 1e9;  // per second: beyond any deployment, keeps figures finite
 
 // Tokens per sequence a decode step runs: the next one and the MTP drafts it verifies.
 std::int64_t decode_tokens_per_sequence(const ServingSpec& spec, ServingPhase phase) {
@@ -104,7 +106,44 @@ std::vector<std::uint32_t> read_indices(const config::Node& n) {
   return out;
 }
 
-ServingPool read_pool(const config::Node& n, const ModelSpec& model, ServingPhase phase) {
+// The pool's length: `prompt` or `context` as written or, with a request mix, from it: the
+// prompt is the requests' input; the context defaults to the average a sequence attends to over
+// its decode, input + output / 2. A prompt that differs from the requests' input is an error.
+std::int64_t read_pool_length(const config::Node& n, ServingPhase phase,
+                              const std::optional<RequestMix>& requests) {
+  const char* length_key = phase == ServingPhase::kDecode ? "context" : "prompt";
+  const std::optional<config::Node> given = n.find(length_key);
+  if (!requests) return n.at(length_key).as_int(1, kMaxTokens);
+  if (phase == ServingPhase::kDecode) {
+    return given ? given->as_int(1, kMaxTokens)
+                 : requests->input_tokens + requests->output_tokens / 2;
+  }
+  if (!given) return requests->input_tokens;
+  const std::int64_t prompt = given->as_int(1, kMaxTokens);
+  if (prompt != requests->input_tokens) {
+    given->fail_with(fmt::format(
+        "prompt {} differs from serving.requests.input_tokens {} ({}): the prefill pass runs "
+        "the requests' prompts; leave out 'prompt'",
+        prompt, requests->input_tokens, requests->location));
+  }
+  return prompt;
+}
+
+RequestMix read_requests(const config::Node& n) {
+  if (!n.is_map()) n.fail("a map like {input_tokens: 2048, output_tokens: 512, rate: 12/s}");
+  n.allow_keys({"input_tokens", "output_tokens", "rate"});
+  RequestMix mix;
+  mix.location = n.location();
+  mix.input_tokens = n.at("input_tokens").as_int(1, kMaxTokens);
+  mix.output_tokens = n.at("output_tokens").as_int(1, kMaxTokens);
+  const config::Node rate = n.at("rate");
+  mix.rate_per_s = parse_request_rate(rate);
+  mix.rate_text = rate.as_string();
+  return mix;
+}
+
+ServingPool read_pool(const config::Node& n, const ModelSpec& model, ServingPhase phase,
+                      const std::optional<RequestMix>& requests) {
   const char* length_key = phase == ServingPhase::kDecode ? "context" : "prompt";
   n.allow_keys({"accelerators", "placement", "nodes", "tp", "ep", "redundant_experts", "batch",
                 "micro_batches", length_key});
@@ -127,7 +166,7 @@ ServingPool read_pool(const config::Node& n, const ModelSpec& model, ServingPhas
   if (auto v = n.find("ep")) p.ep = static_cast<int>(v->as_int(1, 1 << 20));
   if (auto v = n.find("batch")) p.batch = v->as_int(1, kMaxBatch);
   if (auto v = n.find("micro_batches")) p.micro_batches = static_cast<int>(v->as_int(1, 2));
-  p.tokens = n.at(length_key).as_int(1, kMaxTokens);
+  p.tokens = read_pool_length(n, phase, requests);
   ModelSpec pool = model;
   if (auto v = n.find("redundant_experts")) {
     p.redundant_experts = static_cast<int>(v->as_int(0, 1 << 20));
@@ -165,11 +204,33 @@ MicroBatchShape pass_shape(const ServingSpec& spec, ServingPhase phase, std::int
 
 }  // namespace
 
+double parse_request_rate(const config::Node& n) {
+  const char* const expected = "a request rate with its unit, like 12/s, 720/min or 3600/h";
+  if (!n.is_scalar()) n.fail(expected);
+  std::string text = n.as_string();
+  std::erase(text, ' ');
+  const std::size_t slash = text.find('/');
+  if (slash == std::string::npos || slash == 0) n.fail(expected);
+  const std::string unit = text.substr(slash + 1);
+  const double per = unit == "s" ? 1.0 : unit == "min" ? 60.0 : unit == "h" ? 3600.0 : 0.0;
+  if (per == 0.0) n.fail(expected);
+  double count = 0;
+  const char* const first = text.data();
+  const char* const last = text.data() + slash;
+  const auto [end, error] = std::from_chars(first, last, count);
+  if (error != std::errc() || end != last || !std::isfinite(count) || count <= 0) n.fail(expected);
+  if (count / per > kMaxRequestRate) {
+    n.fail_with(fmt::format("{} is {:g} requests per second; at most {:g}", text, count / per,
+                            kMaxRequestRate));
+  }
+  return count / per;
+}
+
 ServingSpec parse_serving(const config::Node& root) {
   ServingSpec spec;
   const config::Node serving = root.at("serving");
   serving.allow_keys({"precision", "kv_cache_dtype", "combine_dtype", "hbm_efficiency",
-                      "kv_transfer_plane", "mtp", "prefill", "decode"});
+                      "kv_transfer_plane", "mtp", "requests", "prefill", "decode"});
   spec.serving_location = serving.location();
   spec.model = parse_model(root.at("model"));
   if (auto v = serving.find("precision")) spec.precision = read_precision(*v);
@@ -187,10 +248,11 @@ ServingSpec parse_serving(const config::Node& root) {
     const std::string plane = v->as_choice({"scale-up", "scale-out"});
     spec.kv_plane = plane == "scale-up" ? KvTransferPlane::kScaleUp : KvTransferPlane::kScaleOut;
   }
+  if (auto v = serving.find("requests")) spec.requests = read_requests(*v);
   if (auto v = serving.find("prefill"))
-    spec.prefill = read_pool(*v, spec.model, ServingPhase::kPrefill);
+    spec.prefill = read_pool(*v, spec.model, ServingPhase::kPrefill, spec.requests);
   if (auto v = serving.find("decode"))
-    spec.decode = read_pool(*v, spec.model, ServingPhase::kDecode);
+    spec.decode = read_pool(*v, spec.model, ServingPhase::kDecode, spec.requests);
   if (!spec.prefill && !spec.decode)
     serving.fail_with("a serving section needs a 'prefill' pool, a 'decode' pool or both");
   if (auto v = serving.find("mtp")) {

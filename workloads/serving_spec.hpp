@@ -89,6 +89,23 @@ struct MtpSpec {
   }
 };
 
+// The requests a deployment serves (`serving.requests`, docs/serving.md "Request mix"): each
+// request has `input_tokens` of prompt and produces `output_tokens`; they arrive at `rate` per
+// second on average. From it `stepsim serve` derives the decode batch that keeps up (Little's
+// law) and the load of the prefill pool.
+struct RequestMix {
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  double rate_per_s = 0;  // requests per second
+  std::string rate_text;  // as written: "12/s"
+  std::string location;   // "file:line:col" of the section, for messages
+};
+
+// Parses a request rate with its unit: "12/s", "0.5/s", "720/min", "3600/h" (requests per
+// second, minute or hour); the number finite and above zero. Throws InputError (via `n`) naming
+// the key and the value.
+double parse_request_rate(const config::Node& n);
+
 struct ServingSpec {
   ModelSpec model;
   // The scenario's compute model with memory_efficiency set from `serving.hbm_efficiency`.
@@ -104,7 +121,8 @@ struct ServingSpec {
   // `placement` or `nodes`): no KV cache moves between them.
   bool colocated = false;
   KvTransferPlane kv_plane = KvTransferPlane::kScaleUp;
-  MtpSpec mtp;                   // decode only
+  MtpSpec mtp;  // decode only
+  std::optional<RequestMix> requests;
   std::string serving_location;  // of the `serving:` section
 
   const ServingPool& pool(ServingPhase phase) const {

@@ -527,6 +527,11 @@ void write_serve_html(std::ostream& out, const ServeReport& r, const ServeViews&
     summary.push_back({fmt::format("TPOT limit {}", format_time(r.search->limit)),
                        r.search->next ? "no batch meets it" : "the weights do not fit"});
   }
+  if (r.load) {
+    summary.push_back({"request mix", request_mix_text(r.load->mix)});
+    for (const auto& [name, value] : request_load_lines(*r.load, r.colocated))
+      summary.push_back({name, value});
+  }
   page.raw(html::table({}, summary));
 
   std::vector<std::vector<std::string>> rows;

@@ -177,6 +177,112 @@ TpotSearch search_tpot(const ServingScenario& scenario, Time limit) {
   return search;
 }
 
+DecodeLoad size_decode_batch(double rate_per_s, std::int64_t output_tokens, int replicas,
+                             double colocated_prefill_s_per_request, std::int64_t max_batch,
+                             const std::function<Time(std::int64_t)>& tpot) {
+  DecodeLoad load;
+  const double share = 1.0 - rate_per_s * colocated_prefill_s_per_request;
+  load.share = share;
+  load.max_batch = max_batch;
+  if (max_batch < 1) {
+    load.overloaded = true;  // the weights alone do not fit
+    return load;
+  }
+  // Sequences in flight per replica for one second of TPOT.
+  const double per_tpot_second =
+      rate_per_s * static_cast<double>(output_tokens) / (static_cast<double>(replicas) * share);
+  auto in_flight = [&](Time t) { return per_tpot_second * t.seconds(); };
+  auto evaluate = [&](std::int64_t batch) {
+    ++load.simulated;
+    return tpot(batch);
+  };
+  auto settle = [&](std::int64_t batch, Time t) {
+    load.batch = batch;
+    load.tpot = t;
+    load.in_flight = in_flight(t);
+  };
+  load.max_batch_tpot = evaluate(max_batch);
+  const double max_in_flight = static_cast<double>(max_batch) * static_cast<double>(replicas);
+  if (load.max_batch_tpot > Time::zero()) {
+    load.sustainable_rate_per_s =
+        max_in_flight / (static_cast<double>(output_tokens) * load.max_batch_tpot.seconds() +
+                         max_in_flight * colocated_prefill_s_per_request);
+  }
+  if (in_flight(load.max_batch_tpot) > static_cast<double>(max_batch)) {
+    load.overloaded = true;
+    settle(max_batch, load.max_batch_tpot);
+    return load;
+  }
+  if (max_batch == 1) {
+    settle(1, load.max_batch_tpot);
+    return load;
+  }
+  const Time one = evaluate(1);
+  if (in_flight(one) <= 1.0) {
+    settle(1, one);
+    return load;
+  }
+  // Invariant: `low` does not keep up, `high` does, low < high.
+  std::int64_t low = 1;
+  std::int64_t high = max_batch;
+  Time high_tpot = load.max_batch_tpot;
+  while (high - low > 1) {
+    const std::int64_t mid = low + (high - low) / 2;
+    const Time t = evaluate(mid);
+    if (in_flight(t) <= static_cast<double>(mid)) {
+      high = mid;
+      high_tpot = t;
+    } else {
+      low = mid;
+    }
+  }
+  settle(high, high_tpot);
+  return load;
+}
+
+namespace {
+
+// The request mix's figures from the simulated prefill pass (and KV transfer), and the decode
+// batch that keeps up, searched on simulated decode steps.
+RequestLoad request_load(const ServingScenario& scenario, const ServeReport& report) {
+  const workloads::ServingSpec& serving = scenario.serving;
+  RequestLoad load;
+  load.mix = *serving.requests;
+  const double rate = load.mix.rate_per_s;
+  double prefill_s_per_request = 0;  // colocated: the accelerators' prefill time per request
+  if (serving.prefill && report.prefill) {
+    PrefillLoad p;
+    p.pass = report.prefill->time;
+    p.kv_transfer = report.kv_transfer ? report.kv_transfer->time : Time{};
+    p.ttft_at_least = report.ttft;
+    const double requests_per_pass =
+        static_cast<double>(serving.prefill->batch * serving.prefill->replicas());
+    if (p.pass > Time::zero()) {
+      p.sustainable_rate_per_s = requests_per_pass / p.pass.seconds();
+      p.utilisation = rate / p.sustainable_rate_per_s;
+    }
+    p.overloaded = p.utilisation > 1.0;
+    if (serving.colocated) prefill_s_per_request = p.pass.seconds() / requests_per_pass;
+    load.prefill = p;
+  }
+  if (serving.decode) {
+    if (rate * prefill_s_per_request >= 1.0) {
+      load.no_time_for_decode = true;
+    } else {
+      const std::int64_t fits =
+          workloads::serving_memory(serving, ServingPhase::kDecode, 1).max_batch;
+      load.decode =
+          size_decode_batch(rate, load.mix.output_tokens, serving.decode->replicas(),
+                            prefill_s_per_request, fits, [&](std::int64_t batch) {
+                              return simulate_pass(scenario, ServingPhase::kDecode, batch).time;
+                            });
+    }
+  }
+  return load;
+}
+
+}  // namespace
+
 std::optional<KvTransferReport> simulate_kv_transfer(const ServingScenario& scenario) {
   const workloads::ServingSpec& serving = scenario.serving;
   const std::vector<workloads::KvTransfer> transfers = workloads::kv_transfers(serving);
@@ -276,8 +382,73 @@ ServeReport make_serve_report(const ServingScenario& scenario, std::optional<Tim
                                   recording_of(ServingPhase::kDecode, decode_first_pid));
     if (tpot_limit) report.search = search_tpot(scenario, *tpot_limit);
   }
+  if (serving.requests) report.load = request_load(scenario, report);
   if (trace) trace->close();
   return report;
+}
+
+namespace {
+
+std::string rate_text(double per_s) {
+  return fmt::format("{:.4g}/s", per_s);
+}
+
+}  // namespace
+
+std::string request_mix_text(const workloads::RequestMix& mix) {
+  return fmt::format(
+      "{} input and {} output tokens per request, {}{}", mix.input_tokens, mix.output_tokens,
+      mix.rate_text,
+      mix.rate_text.ends_with("/s") ? "" : fmt::format(" ({})", rate_text(mix.rate_per_s)));
+}
+
+std::vector<std::pair<std::string, std::string>> request_load_lines(const RequestLoad& load,
+                                                                    bool colocated) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  if (load.prefill) {
+    const PrefillLoad& p = *load.prefill;
+    lines.emplace_back(
+        "prefill utilisation",
+        fmt::format("{:.3f}{} (sustains {}{})", p.utilisation, p.overloaded ? ": OVERLOADED" : "",
+                    rate_text(p.sustainable_rate_per_s),
+                    colocated ? " with the accelerators to itself" : ""));
+    lines.emplace_back(
+        "TTFT at this load",
+        p.overloaded
+            ? std::string("unbounded: the prefill pool is overloaded, its queue grows")
+            : fmt::format("at least {} (the pass{}; waiting for a batch and for a busy pool not "
+                          "modelled)",
+                          format_time(p.ttft_at_least),
+                          p.kv_transfer > Time::zero() ? " and the KV transfer" : ""));
+  }
+  if (load.no_time_for_decode) {
+    lines.emplace_back("decode share of the accelerators",
+                       "none: the colocated prefill takes all the time");
+  }
+  if (!load.decode) return lines;
+  const DecodeLoad& d = *load.decode;
+  if (d.share != 1.0) {
+    lines.emplace_back(
+        "decode share of the accelerators",
+        fmt::format("{:.3f} (colocated: the rest of the time runs prefill passes)", d.share));
+  }
+  if (d.max_batch < 1) {
+    lines.emplace_back("decode batch per replica",
+                       "OVERLOADED: the weights alone do not fit in memory");
+    return lines;
+  }
+  lines.emplace_back(
+      "decode batch per replica",
+      d.overloaded ? fmt::format("OVERLOADED: at the largest batch that fits, {} (TPOT {}), {:.1f} "
+                                 "sequences would be in flight per replica",
+                                 d.batch, format_time(d.tpot), d.in_flight)
+                   : fmt::format("{} (TPOT {}: {:.1f} sequences in flight per replica)", d.batch,
+                                 format_time(d.tpot), d.in_flight));
+  lines.emplace_back(
+      "decode sustains up to",
+      fmt::format("{} (at batch {}, the largest that fits: TPOT {})",
+                  rate_text(d.sustainable_rate_per_s), d.max_batch, format_time(d.max_batch_tpot)));
+  return lines;
 }
 
 namespace {
@@ -326,6 +497,53 @@ void print_pass(std::ostream& out, const PassReport& p, bool apart,
                      "memory per accelerator", gb(m.weights), gb(m.kv_cache), gb(m.activations),
                      gb(m.total()), gb(m.capacity), m.total() > m.capacity ? " (EXCEEDS)" : "");
   out << fmt::format("  {:<34}{}\n", "largest batch that fits", m.max_batch);
+}
+
+void print_load(std::ostream& out, const RequestLoad& load, bool colocated) {
+  out << "Request mix: " << request_mix_text(load.mix) << '\n';
+  for (const auto& [name, value] : request_load_lines(load, colocated))
+    out << fmt::format("  {:<34}{}\n", name, value);
+  if (load.decode && load.decode->max_batch > 0)
+    out << fmt::format("  ({} decode steps simulated)\n", load.decode->simulated);
+}
+
+nlohmann::ordered_json load_json(const RequestLoad& load) {
+  using json = nlohmann::ordered_json;
+  json j;
+  j["input_tokens"] = load.mix.input_tokens;
+  j["output_tokens"] = load.mix.output_tokens;
+  j["rate_per_s"] = load.mix.rate_per_s;
+  if (load.prefill) {
+    const PrefillLoad& p = *load.prefill;
+    json pj;
+    pj["pass_s"] = p.pass.seconds();
+    pj["kv_transfer_s"] = p.kv_transfer.seconds();
+    pj["utilisation"] = p.utilisation;
+    pj["overloaded"] = p.overloaded;
+    pj["sustainable_rate_per_s"] = p.sustainable_rate_per_s;
+    pj["ttft_at_least_s"] = p.ttft_at_least.seconds();
+    j["prefill"] = pj;
+  } else {
+    j["prefill"] = nullptr;
+  }
+  if (load.decode) {
+    const DecodeLoad& d = *load.decode;
+    json dj;
+    dj["batch_per_replica"] = d.batch;
+    dj["tpot_s"] = d.tpot.seconds();
+    dj["in_flight_per_replica"] = d.in_flight;
+    dj["overloaded"] = d.overloaded;
+    dj["share"] = d.share;
+    dj["max_batch"] = d.max_batch;
+    dj["max_batch_tpot_s"] = d.max_batch_tpot.seconds();
+    dj["sustainable_rate_per_s"] = d.sustainable_rate_per_s;
+    dj["simulated"] = d.simulated;
+    j["decode"] = dj;
+  } else {
+    j["decode"] = nullptr;
+  }
+  if (load.no_time_for_decode) j["no_time_for_decode"] = true;
+  return j;
 }
 
 nlohmann::ordered_json pass_json(const PassReport& p) {
@@ -397,6 +615,7 @@ void print_serve_summary(std::ostream& out, const ServeReport& r) {
     }
     out << fmt::format("  ({} decode steps simulated)\n", s.simulated);
   }
+  if (r.load) print_load(out, *r.load, r.colocated);
 }
 
 nlohmann::ordered_json to_json(const ServeReport& r) {
@@ -434,6 +653,7 @@ nlohmann::ordered_json to_json(const ServeReport& r) {
     s["simulated"] = r.search->simulated;
     j["tpot_search"] = s;
   }
+  if (r.load) j["requests"] = load_json(*r.load);
   return j;
 }
 

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/common/units.hpp"
 #include "sim/executor/executor.hpp"
@@ -96,6 +98,60 @@ struct KvTransferReport {
 // scale-out plane is asked for and an accelerator has no NIC.
 std::optional<KvTransferReport> simulate_kv_transfer(const ServingScenario& scenario);
 
+// The decode batch a request mix needs (docs/serving.md, "Request mix"). By Little's law the
+// sequences in flight on one decode replica are
+//   rate x output_tokens x TPOT(B) / (replicas x share),
+// share being the fraction of time the accelerators decode: 1 when the pools are apart; beside a
+// colocated prefill, 1 - rate x p, p the prefill time per request (pass / (batch x replicas)),
+// i.e. 1 - the prefill's utilisation. A batch B keeps up when that is at most B. With the
+// throughput B / TPOT(B) growing with B, keeping up is monotone in B: the answer is the smallest
+// batch that keeps up, found by bisection among the batches that fit in memory. When even the
+// largest batch that fits does not keep up, the pool is overloaded and `batch` is that largest
+// batch.
+struct DecodeLoad {
+  std::int64_t batch = 0;  // per replica: the smallest that keeps up, or max_batch if overloaded
+  Time tpot;               // at `batch`
+  double in_flight = 0;    // sequences in flight per replica at `batch`'s TPOT (Little's law)
+  bool overloaded = false;
+  std::int64_t max_batch = 0;  // the largest batch that fits in memory (0: the weights do not)
+  Time max_batch_tpot;         // TPOT at max_batch
+  // The highest rate the pool sustains: the rate whose sequences in flight at the largest batch
+  // that fits are that batch, max_batch x replicas / (output_tokens x TPOT(max_batch) +
+  // max_batch x replicas x p) requests per second (p = 0 when the pools are apart).
+  double sustainable_rate_per_s = 0;
+  double share = 1;
+  int simulated = 0;  // TPOT evaluations
+};
+
+// The search of DecodeLoad with the TPOT of a batch given by `tpot` (a simulated decode step, or
+// a closed form in tests).
+// `colocated_prefill_s_per_request` is p above (0 when the pools are apart); rate x p below 1.
+DecodeLoad size_decode_batch(double rate_per_s, std::int64_t output_tokens, int replicas,
+                             double colocated_prefill_s_per_request, std::int64_t max_batch,
+                             const std::function<Time(std::int64_t)>& tpot);
+
+// The load of the prefill pool: each replica runs a pass of `batch` prompts in `pass`, so the pool
+// serves batch x replicas / pass requests per second; its utilisation is rate over that. TTFT at
+// that load is at least the pass and the KV transfer: the wait for a batch to form and for a busy
+// pool (queueing) is not modelled.
+struct PrefillLoad {
+  Time pass;
+  Time kv_transfer;
+  double utilisation = 0;
+  bool overloaded = false;  // utilisation above 1
+  double sustainable_rate_per_s = 0;
+  Time ttft_at_least;  // pass + KV transfer
+};
+
+// The request mix's figures: the prefill pool's load, the decode batch that keeps up.
+struct RequestLoad {
+  workloads::RequestMix mix;
+  std::optional<PrefillLoad> prefill;
+  std::optional<DecodeLoad> decode;
+  // Colocated pools whose prefill takes all the time (utilisation at least 1): no decode figures.
+  bool no_time_for_decode = false;
+};
+
 struct ServeReport {
   std::string scenario;
   std::string topology;
@@ -115,6 +171,7 @@ struct ServeReport {
   // first token reaches the user from the decode pool once the cache is there).
   Time ttft;
   std::optional<TpotSearch> search;
+  std::optional<RequestLoad> load;           // with serving.requests
   nlohmann::ordered_json resolved_scenario;  // as simulated: includes expanded, overrides applied
 };
 
@@ -140,6 +197,12 @@ struct ServeViews {
 // batch. With `recording`, writes its trace (renamed into place when complete) and fills `views`.
 ServeReport make_serve_report(const ServingScenario& scenario, std::optional<Time> tpot_limit,
                               const ServeRecording& recording = {}, ServeViews* views = nullptr);
+
+// The request mix's lines of the summary and of the HTML report: the mix ("2048 input and 512
+// output tokens per request, 4/s"), then the figures as (name, value) pairs.
+std::string request_mix_text(const workloads::RequestMix& mix);
+std::vector<std::pair<std::string, std::string>> request_load_lines(const RequestLoad& load,
+                                                                    bool colocated);
 
 void print_serve_summary(std::ostream& out, const ServeReport& report);
 nlohmann::ordered_json to_json(const ServeReport& report);
