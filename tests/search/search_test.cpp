@@ -464,3 +464,42 @@ TEST(Search, MemoryWithChecksTheWholeModel) {
 
 }  // namespace
 }  // namespace stepsim::search
+
+namespace stepsim::search {
+namespace {
+
+// examples/deepseek-v3-compare-search.sh: the slice is checked for memory as the whole model, and
+// the memory limits decide the pipeline: with 128 GB per NPU the whole DeepSeek-V3 fits a
+// CloudMatrix384 without a pipeline (tp 4, selective recomputation); with 80 GB per GPU, no layout
+// of the space fits an H800 cluster without one.
+TEST(Search, DeepSeekExampleMemoryDecidesThePipeline) {
+  const std::string examples = std::string(STEPSIM_SOURCE_DIR) + "/examples/";
+  const std::vector<std::string> slice = {"model.layers=6", "training.global_batch=768"};
+  SearchOptions options;
+  options.threads = 2;
+  options.memory_overrides = {"model.layers=61", "model.moe.dense_layers=3"};
+  std::size_t unpipelined[2] = {0, 0};
+  const char* files[2] = {"deepseek-v3-cloudmatrix384.yaml", "deepseek-v3-h800.yaml"};
+  for (int f = 0; f < 2; ++f) {
+    const Scenario base = load_scenario(examples + files[f], slice);
+    SearchSpace space = default_space(base);
+    for (const char* a : {"tp=1,2,4", "pp=1,2,3,6", "vpp=1", "ep=16,32,64", "zero=0,1",
+                          "micro_batch=1,2", "recompute=none,selective,full"})
+      apply_space_assignment(space, a);
+    SearchOutcome o;
+    const std::vector<Candidate> candidates = prepare_candidates(base, space, options, o);
+    ASSERT_FALSE(candidates.empty()) << files[f];
+    EXPECT_GT(pruned_by(o, "memory"), 0u) << files[f];
+    const Bytes capacity = base.workload.compute.device.hbm_capacity;
+    for (const auto& c : candidates) {
+      EXPECT_EQ(c.spec.model.layers, 6) << c.label;  // simulated as the slice
+      EXPECT_LE(c.memory_peak, capacity) << c.label;
+      if (c.spec.parallel.pp == 1) ++unpipelined[f];
+    }
+  }
+  EXPECT_GT(unpipelined[0], 0u) << "no layout without a pipeline fits the CloudMatrix384";
+  EXPECT_EQ(unpipelined[1], 0u) << "a layout without a pipeline fits the H800 cluster";
+}
+
+}  // namespace
+}  // namespace stepsim::search
