@@ -10,8 +10,9 @@
 # 3, 6 (384 = 2^7 x 3; dp is what is left), ep 16, 32, 64, ZeRO 0 or 1, micro-batch 1 or 2, every
 # recomputation; 432 layouts per machine.
 #
-# A slice, checked for memory as the whole model: the whole 61-layer model takes minutes to
-# simulate per layout on this 2-core machine (docs/performance.md), so the search simulates 6 layers
+# A slice, checked for memory as the whole model: one layout of the whole 61-layer model takes 13
+# to 30 s of CPU on the H800 cluster and minutes on the CloudMatrix384, where every transfer of its
+# single fabric joins one max-min problem (docs/search.md), so the search simulates 6 layers
 # (the first dense, five MoE: pp 6 keeps a layer per stage, every pp of the space splits them
 # evenly), while the memory rule checks each layout as the whole model (--memory-with: 61 layers,
 # the first 3 dense), so the memory limits that decide are the real ones. Step times are the
@@ -28,18 +29,21 @@
 # model fits on every NPU without a pipeline (102.83 GiB per rank: 4-way TP with sequence
 # parallelism divides the activations, 64-way EP the experts, ZeRO-1 the optimizer states), so there
 # is no bubble; TP 4 is the least TP that fits without a pipeline and with selective recomputation
-# (tp2 pp1 needs full recomputation, 97.17 GiB; tp1 pp1 does not fit even so, 126.67 GiB). The fabric then hides the communication: TP and the 64-way AllToAlls
-# cross the single Unified-Bus domain at 392 GB/s per NPU (exposed on rank 0: sp 33.5 ms, ep 30.0
-# ms, dp 2.4 ms); the lower bound, which charges communication at that rate, is within 9% (610.4
-# ms), so the bound stopped the search after one simulation.
+# (tp2 pp1 needs full recomputation, 97.17 GiB; tp1 pp1 does not fit even so, 126.67 GiB). The
+# fabric then hides the communication: TP and the 64-way AllToAlls cross the single Unified-Bus
+# domain at 392 GB/s per NPU (exposed on rank 0: sp 33.5 ms, ep 30.0 ms, dp 2.4 ms); the lower
+# bound, which charges communication at that rate, is within 9% (610.4 ms), so the bound stopped
+# the search after one simulation.
 # Why the H800 layout wins there: the 80 GB limit rules out the CloudMatrix384 layout (102.83 GiB),
 # so the fewest stages that fit with selective recomputation is pp 2 (70.78 GiB; tp1 needs full
 # recomputation and pp 3, 59.17 GiB: 1.890 s, 19th); then the exposed expert-parallel time decides:
 # the 64-way AllToAlls cross InfiniBand at 50 GB/s per GPU (exposed on rank 0: ep 261.8 ms, sp
 # 85.9 ms over NVLink, pp 10.5 ms, dp 10.8 ms). The runner-up, tp4 pp3 dp32 ep32 (1.360 s), exposes
-# less ep (164.0 ms: 32-way groups span fewer nodes) but adds a pipeline stage.
-# The whole model (61 layers, same command with -o model.layers=61 -o model.moe.dense_layers=3 and
-# the layout as -o), `stepsim run`: see docs/search.md for the figures and the ranking check.
+# less ep (164.0 ms, with 32-way AllToAlls) but adds a pipeline stage.
+# The whole model on the H800 cluster (`stepsim run examples/deepseek-v3-h800.yaml -o
+# model.layers=61 -o model.moe.dense_layers=3 -o training.global_batch=768` and the layout as -o):
+# the best, 8.636 s per step; the runner-up, 8.650 s: the slice's order, nearly tied
+# (docs/search.md).
 #
 # Time: 258 s (H800 search) + 290 s (CloudMatrix384 search) wall with -j 2 on the shared 2-core
 # sandbox (load average 10 to 12), 123 s + 127 s of CPU; the script itself: see docs/search.md.
