@@ -426,9 +426,9 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
     }
     if (!first_too_costly.empty()) {
       throw InputError(fmt::format(
-          "no layout of the search space can be simulated within --max-memory {}: the first, {} "
-          "(fewer micro-batches per replica need less: a larger micro_batch or a smaller "
-          "training.global_batch); or raise --max-memory",
+          "no layout of the search space can be simulated within {} of memory (--max-memory; "
+          "default: the machine's): the first, {} (fewer micro-batches per replica need less: a "
+          "larger micro_batch or a smaller training.global_batch); or raise --max-memory",
           format_bytes(options.max_simulation_memory), first_too_costly));
     }
     throw InputError(
