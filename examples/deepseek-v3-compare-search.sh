@@ -38,15 +38,15 @@
 # so the fewest stages that fit with selective recomputation is pp 2 (70.78 GiB; tp1 needs full
 # recomputation and pp 3, 59.17 GiB: 1.890 s, 19th); then the exposed expert-parallel time decides:
 # the 64-way AllToAlls cross InfiniBand at 50 GB/s per GPU (exposed on rank 0: ep 261.8 ms, sp
-# 85.9 ms over NVLink, pp 10.5 ms, dp 10.8 ms). The runner-up, tp4 pp3 dp32 ep32 (1.360 s), exposes
-# less ep (164.0 ms, with 32-way AllToAlls) but adds a pipeline stage.
+# 85.9 ms over NVLink, pp 10.5 ms, dp 10.8 ms; pipeline bubble 378.1 ms). The runner-up, tp4 pp3
+# dp32 ep32 (1.360 s), exposes less ep (164.0 ms, with 32-way AllToAlls) but adds a stage.
 # The whole model on the H800 cluster (`stepsim run examples/deepseek-v3-h800.yaml -o
 # model.layers=61 -o model.moe.dense_layers=3 -o training.global_batch=768` and the layout as -o):
 # the best, 8.636 s per step; the runner-up, 8.650 s: the slice's order, nearly tied
 # (docs/search.md).
 #
-# Time: 258 s (H800 search) + 290 s (CloudMatrix384 search) wall with -j 2 on the shared 2-core
-# sandbox (load average 10 to 12), 123 s + 127 s of CPU; the script itself: see docs/search.md.
+# Time: this script took 600 s of wall time and 210.6 s of CPU (-j 2, 834 MiB) on the shared
+# 2-core sandbox under a load average of about 10; about its CPU time on an idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec "${STEPSIM:-build/stepsim}" compare \
