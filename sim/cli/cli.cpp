@@ -34,6 +34,15 @@ void add_override_option(CLI::App& app, std::vector<std::string>& overrides) {
       ->allow_extra_args(false);
 }
 
+CLI::Option* add_memory_with_option(CLI::App& app, std::vector<std::string>& overrides) {
+  return app
+      .add_option("--memory-with", overrides,
+                  "Check each layout's memory with this override too, KEY.PATH=VALUE (repeatable): "
+                  "the whole model when the scenario simulates a slice, e.g. model.layers=61")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+}
+
 void add_max_memory_option(CLI::App& app, std::string& max_memory) {
   app.add_option("--max-memory", max_memory,
                  "Refuse a simulation estimated to need more memory than this (default: the "

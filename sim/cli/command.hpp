@@ -20,7 +20,8 @@
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 namespace stepsim::workloads {
 struct WorkloadSpec;
@@ -59,6 +60,9 @@ auto option_value(std::string_view option, const std::string& text, Parse parse)
 
 // Adds the repeatable `-o key.path=value` option to `app`, collecting into `overrides`.
 void add_override_option(CLI::App& app, std::vector<std::string>& overrides);
+
+// Adds `--memory-with KEY=VALUE` (search: overrides for the memory rule alone) and returns it.
+CLI::Option* add_memory_with_option(CLI::App& app, std::vector<std::string>& overrides);
 
 // Adds `--max-memory SIZE` (the memory a simulation may use; default: the machine's).
 void add_max_memory_option(CLI::App& app, std::string& max_memory);

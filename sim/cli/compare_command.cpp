@@ -160,6 +160,7 @@ Command add_compare_command(CLI::App& app) {
     std::string max_memory;
     bool search = false;
     std::vector<std::string> spaces;
+    std::vector<std::string> memory_overrides;
     unsigned jobs = 0;
   };
   auto options = std::make_shared<Options>();
@@ -189,6 +190,7 @@ Command add_compare_command(CLI::App& app) {
                   "With --search: the values to try, as for stepsim search (repeatable)")
       ->type_name("FILE.yaml|KEY=V1,V2")
       ->needs(search);
+  add_memory_with_option(*sub, options->memory_overrides)->needs(search);
   sub->add_option("-j,--jobs", options->jobs,
                   "With --search: simulations at once in each process (default: the "
                   "machine's cores, shared among the MPI processes on it)")
@@ -245,6 +247,7 @@ Command add_compare_command(CLI::App& app) {
         // Validate everything before running anything. The output files start before the runs
         // (a bad path fails at once) and are renamed into place when complete.
         std::vector<Scenario> scenarios;
+        Bytes max_simulation_memory;
         std::optional<output::AtomicFile> json_file;
         std::optional<output::AtomicFile> csv_file;
         std::optional<output::AtomicFile> html_file;
@@ -252,8 +255,11 @@ Command add_compare_command(CLI::App& app) {
         try {
           for (const auto& v : variants) {
             scenarios.push_back(load_scenario(v.file, v.overrides));
-            guard_resources(ctx, scenarios.back().workload, options->max_memory);
+            // A search prunes the layouts too big to simulate (rule max-memory) instead.
+            if (!options->search)
+              guard_resources(ctx, scenarios.back().workload, options->max_memory);
           }
+          max_simulation_memory = memory_limit(options->max_memory).first;
           if (writes && !options->json.empty()) json_file.emplace(options->json, ctx.output_guard);
           if (writes && !options->csv.empty()) csv_file.emplace(options->csv, ctx.output_guard);
           if (writes && !options->html.empty()) html_file.emplace(options->html, ctx.output_guard);
@@ -274,6 +280,8 @@ Command add_compare_command(CLI::App& app) {
             search::SearchOptions so;
             so.threads = distribution->threads(options->jobs);
             so.distribution = distribution.get();
+            so.memory_overrides = options->memory_overrides;
+            so.max_simulation_memory = max_simulation_memory;
             search::SearchOutcome outcome = search::search_layouts(scenarios[i], space, so);
             if (!writes) continue;
             variants[i].label += " [" + outcome.ranked.front().candidate.label + "]";

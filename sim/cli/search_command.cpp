@@ -31,6 +31,7 @@ Command add_search_command(CLI::App& app) {
     std::string json;
     std::string write_best;
     std::string max_memory;
+    std::vector<std::string> memory_overrides;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
@@ -60,6 +61,7 @@ Command add_search_command(CLI::App& app) {
   sub->add_option("--write-best", options->write_best,
                   "Write the fastest layout as a scenario file that stepsim run takes")
       ->type_name("FILE.yaml");
+  add_memory_with_option(*sub, options->memory_overrides);
   add_max_memory_option(*sub, options->max_memory);
   return {
       sub, [options](Context& ctx) {
@@ -75,10 +77,13 @@ Command add_search_command(CLI::App& app) {
         std::optional<output::AtomicFile> csv_file;
         std::optional<output::AtomicFile> json_file;
         std::optional<output::AtomicFile> best_file;
+        Bytes max_simulation_memory;
         std::string error;
         try {
           loaded.emplace(load_scenario(options->file, options->overrides));
-          guard_resources(ctx, loaded->workload, options->max_memory);
+          // The guard of `run` applies to every candidate, the scenario's own layout included:
+          // one too big to simulate is pruned, not an error (rule max-memory).
+          max_simulation_memory = memory_limit(options->max_memory).first;
           space = search::default_space(*loaded);
           for (const auto& s : options->spaces)
             search::apply_space_argument(space, s);
@@ -96,6 +101,8 @@ Command add_search_command(CLI::App& app) {
         search::SearchOptions search;
         search.threads = distribution->threads(options->jobs);
         search.memory_margin = options->memory_margin;
+        search.memory_overrides = options->memory_overrides;
+        search.max_simulation_memory = max_simulation_memory;
         search.distribution = distribution.get();
         // A progress line on stderr when it is a terminal (never with -q), with the time left at
         // the rate so far for the candidates that may still run (an upper bound: the bound may

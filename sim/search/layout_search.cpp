@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "sim/common/input_error.hpp"
+#include "sim/run/resource_estimate.hpp"
 #include "sim/run/simulate.hpp"
 #include "sim/search/byte_codec.hpp"
 #include "sim/search/candidate_queue.hpp"
@@ -254,6 +255,7 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
     std::optional<Candidate> candidate;
     std::string failure;  // the check's message
     bool too_big = false;
+    Bytes simulation_memory;  // the simulation's estimate when above max_simulation_memory
   };
   std::vector<Checked> checked(choices.size());
   const bool show_bucket = space.find("grad_bucket") != nullptr;
@@ -283,14 +285,35 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
         checked[i].failure = e.what();
         return;
       }
+      // The spec whose memory must fit: the candidate's, or its whole model (memory_overrides).
+      std::optional<workloads::WorkloadSpec> whole;
+      if (!options.memory_overrides.empty()) {
+        try {
+          for (const auto& o : options.memory_overrides)
+            doc.apply_override(o);
+          whole.emplace(workloads::parse_workload(doc.root()));
+          workloads::validate_layout(*whole, world);
+        } catch (const InputError& e) {
+          checked[i].failure = e.what();
+          return;
+        }
+      }
       c.label = label_of(c.spec, show_bucket, show_order);
-      for (const auto& m : workloads::estimate_memory(c.spec)) {
+      for (const auto& m : workloads::estimate_memory(whole ? *whole : c.spec)) {
         c.memory_peak = std::max(c.memory_peak, m.total);
         const double usable =
             static_cast<double>(m.capacity.count()) * (1.0 - options.memory_margin);
         if (static_cast<double>(m.total.count()) > usable) checked[i].too_big = true;
       }
-      if (!checked[i].too_big) c.bound = lower_bound(c.spec, injection).step;
+      if (!checked[i].too_big && options.max_simulation_memory.count() > 0) {
+        // Before the bound, which generates the whole step: a step too big to simulate is too
+        // big to bound.
+        const ResourceEstimate e = estimate_resources(c.spec);
+        if (e.extrapolated && e.memory > options.max_simulation_memory)
+          checked[i].simulation_memory = e.memory;
+      }
+      if (!checked[i].too_big && checked[i].simulation_memory.count() == 0)
+        c.bound = lower_bound(c.spec, injection).step;
       checked[i].candidate = std::move(c);
     });
   } catch (const InputError& e) {
@@ -303,13 +326,15 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
     throw InputError(first);
   }
   if (processes > 1) {
-    // Each checked layout as [index, 0, failure] or [index, 1 (too big) or 2, label, memory,
-    // bound]; the others' candidates come without their WorkloadSpec (only the bound needs it).
+    // Each checked layout as [index, 0, failure], [index, 1 (too big) or 2, label, memory, bound]
+    // or [index, 3 (too big to simulate), label, memory, bound, simulation memory]; the others'
+    // candidates come without their WorkloadSpec (only the bound needs it).
     ByteWriter mine;
     for (std::size_t i = rank; i < choices.size(); i += processes) {
       mine.raw<std::uint64_t>(i);
       const Checked& ch = checked[i];
-      mine.raw<std::uint8_t>(!ch.failure.empty() ? 0 : ch.too_big ? 1 : 2);
+      const bool too_costly = ch.simulation_memory.count() > 0;
+      mine.raw<std::uint8_t>(!ch.failure.empty() ? 0 : ch.too_big ? 1 : too_costly ? 3 : 2);
       if (!ch.failure.empty()) {
         mine.text(ch.failure);
         continue;
@@ -317,6 +342,7 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
       mine.text(ch.candidate->label);
       mine.bytes(ch.candidate->memory_peak);
       mine.time(ch.candidate->bound);
+      if (too_costly) mine.bytes(ch.simulation_memory);
     }
     const std::vector<std::string> all = distribution.all_gather(mine.take());
     std::size_t filled = 0;
@@ -334,6 +360,7 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
             in.bytes();
             in.time();
           }
+          if (state == 3) in.bytes();
           continue;
         }
         if (state == 0) {
@@ -347,6 +374,7 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
         c.memory_peak = in.bytes();
         c.bound = in.time();
         checked[i].too_big = state == 1;
+        if (state == 3) checked[i].simulation_memory = in.bytes();
         checked[i].candidate = std::move(c);
       }
     }
@@ -356,8 +384,10 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
 
   std::map<std::string, std::size_t> by_key;
   std::size_t memory = 0;
+  std::size_t too_costly = 0;
   std::string first_failure;
   std::string first_too_big;
+  std::string first_too_costly;
   std::vector<Candidate> passed;
   for (auto& ch : checked) {
     if (!ch.failure.empty()) {
@@ -368,6 +398,11 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
       if (first_too_big.empty())
         first_too_big = fmt::format("{} needs {} per rank", ch.candidate->label,
                                     format_bytes(ch.candidate->memory_peak));
+    } else if (ch.simulation_memory.count() > 0) {
+      ++too_costly;
+      if (first_too_costly.empty())
+        first_too_costly =
+            fmt::format("{}, about {}", ch.candidate->label, format_bytes(ch.simulation_memory));
     } else {
       passed.push_back(std::move(*ch.candidate));
     }
@@ -375,6 +410,8 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
   for (const auto& [rule, count] : by_key)
     outcome.pruned.push_back({rule, count});
   outcome.pruned.push_back({"memory", memory});
+  if (options.max_simulation_memory.count() > 0)
+    outcome.pruned.push_back({"max-memory", too_costly});
   if (passed.empty()) {
     if (choices.empty()) {
       throw InputError(fmt::format(
@@ -386,6 +423,13 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
           "no layout of the search space fits in memory (margin {:.0f}%): the first, {}; widen "
           "the space (pp, zero, recompute, micro_batch) or lower --memory-margin",
           100 * options.memory_margin, first_too_big));
+    }
+    if (!first_too_costly.empty()) {
+      throw InputError(fmt::format(
+          "no layout of the search space can be simulated within {} of memory (--max-memory; "
+          "default: the machine's): the first, {} (fewer micro-batches per replica need less: a "
+          "larger micro_batch or a smaller training.global_batch); or raise --max-memory",
+          format_bytes(options.max_simulation_memory), first_too_costly));
     }
     throw InputError(
         fmt::format("no layout of the search space passes the scenario's checks; the first: {}",

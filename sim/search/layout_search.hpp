@@ -6,8 +6,10 @@
 //  2. check: every rule `stepsim check` enforces, by the same code (parse_workload and
 //     validate_layout on the scenario with the candidate's overrides), counted by the key named;
 //  3. memory: the memory model's peak per rank of every stage must fit the device's capacity less
-//     the margin;
-//  4. bound: candidates are simulated in the order of their lower bound (lower_bound.hpp); once a
+//     the margin (of the scenario with `memory_overrides` too: the whole model of a slice);
+//  4. max-memory: the simulation's own estimated memory (estimate_resources, the guard of
+//     `stepsim run --max-memory`) must not exceed `max_simulation_memory`;
+//  5. bound: candidates are simulated in the order of their lower bound (lower_bound.hpp); once a
 //     candidate's bound is no less than the best step time simulated before it, neither it nor any
 //     later one can be faster, and none is simulated.
 // Survivors are simulated on `threads` threads, each candidate an independent simulation of its own
@@ -46,7 +48,7 @@ struct Evaluated {
 };
 
 struct RuleCount {
-  std::string rule;  // "world", "check: parallelism.tp", "memory", "bound"
+  std::string rule;  // "world", "check: parallelism.tp", "memory", "max-memory", "bound"
   std::size_t count = 0;
 };
 
@@ -74,6 +76,12 @@ struct SearchProgress {
 struct SearchOptions {
   unsigned threads = 1;
   double memory_margin = 0.0;  // fraction of the device's capacity kept free
+  // Overrides applied on top of each candidate's for the memory rule alone ("model.layers=61"):
+  // the whole model, when the scenario simulates a slice of its layers to keep the search short.
+  std::vector<std::string> memory_overrides;
+  // A candidate whose simulation is estimated to need more memory than this (estimate_resources,
+  // as `stepsim run --max-memory` refuses a step) is pruned by the rule "max-memory"; 0: no limit.
+  Bytes max_simulation_memory;
   bool prune_by_bound = true;  // false: simulate every candidate that fits (tests)
   // Called (on a worker thread, one call at a time) when a simulation starts or ends; under MPI,
   // on process 0 only.

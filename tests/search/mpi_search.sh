@@ -48,18 +48,27 @@ check() {
   [ $differ -eq 0 ] && echo "ok $name: mpirun -n 2 wrote the same stdout and $* as one process"
 }
 
-# search: one process on 2 threads against 2 processes of 1 thread each.
+# search: one process on 2 threads against 2 processes of 1 thread each. With 32 sequences and
+# --max-memory 1KiB, the layouts with more than 4 x pp micro-batches per replica are pruned by the
+# rule max-memory (their counts and labels cross between the processes too).
 code=0
 for who in one mpi; do
   cmd=("$stepsim")
   jobs=2
   [ $who = mpi ] && cmd=("${mpi[@]}" "$stepsim") && jobs=1
-  "${cmd[@]}" search "$dense" "${space[@]}" --top 100 -j $jobs --csv "$work/search.$who.csv" \
+  "${cmd[@]}" search "$dense" "${space[@]}" -o training.global_batch=32 --max-memory 1KiB \
+    --top 100 -j $jobs --csv "$work/search.$who.csv" \
     --json "$work/search.$who.json" --write-best "$work/search.$who.yaml" \
     >"$work/search.$who.out" 2>"$work/search.$who.err"
   code=$((code + $?))
 done
 check search $code csv json yaml
+if ! grep -q "pruned by max-memory" "$work/search.mpi.out" ||
+  grep -q " 0 pruned by max-memory" "$work/search.mpi.out"; then
+  echo "FAIL search: the rule max-memory pruned nothing:"
+  head -12 "$work/search.mpi.out"
+  failed=1
+fi
 
 # compare --search over two variants, and a plain compare of three.
 code=0

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/cli/cli.hpp"
+#include "sim/run/resource_estimate.hpp"
 #include "sim/run/simulate.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/search/layout_search.hpp"
@@ -14,6 +15,7 @@
 #include "sim/search/search_output.hpp"
 #include "sim/search/search_space.hpp"
 #include "tests/cli_in_process.hpp"
+#include "workloads/memory_model.hpp"
 
 namespace stepsim::search {
 namespace {
@@ -345,6 +347,160 @@ TEST(Search, FindsALayoutAtLeastAsFastAsTheScenarios) {
   EXPECT_NE(text.str().find("the scenario's layout, tp4 sp pp2 dp2 zero1 mb1 selective: "),
             std::string::npos)
       << text.str();
+}
+
+}  // namespace
+}  // namespace stepsim::search
+
+namespace stepsim::search {
+namespace {
+
+std::size_t pruned_by(const SearchOutcome& o, const std::string& rule) {
+  for (const auto& r : o.pruned) {
+    if (r.rule == rule) return r.count;
+  }
+  return 0;
+}
+
+// --max-memory applies to every candidate: a layout whose simulation is estimated to need more
+// (estimate_resources, the guard of `stepsim run`) is pruned by its own rule, not an error.
+TEST(Search, MaxMemoryPrunesTheLayoutsTooBigToSimulate) {
+  // 64 sequences: from 1 micro-batch per replica (dp 16, micro_batch 4) to 64 (dp 1), so that
+  // some estimates are extrapolated and some are not.
+  const Scenario base = load_scenario(input("dense.yaml"), {"training.global_batch=64"});
+  SearchSpace space = small_space(base);
+  apply_space_assignment(space, "micro_batch=1,4");
+  SearchOptions options;
+  options.threads = 2;
+  SearchOutcome unlimited;
+  const std::vector<Candidate> all = prepare_candidates(base, space, options, unlimited);
+  std::vector<Bytes> estimates;
+  for (const auto& c : all) {
+    const ResourceEstimate e = estimate_resources(c.spec);
+    if (e.extrapolated) estimates.push_back(e.memory);
+  }
+  ASSERT_GE(estimates.size(), 2u);
+  std::sort(estimates.begin(), estimates.end());
+  ASSERT_LT(estimates.front(), estimates.back());
+  // A limit between the smallest and the largest estimate.
+  options.max_simulation_memory = estimates[estimates.size() / 2];
+  std::size_t over = 0;
+  for (const Bytes e : estimates)
+    over += e > options.max_simulation_memory ? 1 : 0;
+  ASSERT_GT(over, 0u);
+  const SearchOutcome limited = search_layouts(base, space, options);
+  EXPECT_EQ(pruned_by(limited, "max-memory"), over);
+  std::size_t pruned = 0;
+  for (const auto& r : limited.pruned)
+    pruned += r.count;
+  EXPECT_EQ(limited.enumerated, pruned + limited.simulated);
+  for (const auto& e : limited.ranked) {
+    const ResourceEstimate r = estimate_resources(e.candidate.spec);
+    EXPECT_TRUE(!r.extrapolated || r.memory <= options.max_simulation_memory) << e.candidate.label;
+  }
+  // Without a limit, the rule is not listed.
+  for (const auto& r : unlimited.pruned)
+    EXPECT_NE(r.rule, "max-memory");
+
+  // From the command line: `run` refuses the scenario's own layout (32 micro-batches per replica)
+  // under a 1 KiB limit; the search prunes it and every other layout with more than 4 x pp
+  // micro-batches, and simulates the rest.
+  const std::string file = input("dense.yaml");
+  const Result refused =
+      run({"-q", "run", file, "-o", "training.global_batch=64", "--max-memory", "1KiB"});
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("too big to simulate here"), std::string::npos) << refused.err;
+  const Result searched =
+      run({"-q", "search", file, "-o", "training.global_batch=64", "-j", "2", "--space",
+           "micro_batch=1,4", "--space", "recompute=full", "--max-memory", "1KiB"});
+  ASSERT_EQ(searched.code, 0) << searched.err;
+  EXPECT_NE(searched.out.find("pruned by max-memory"), std::string::npos) << searched.out;
+  EXPECT_EQ(searched.out.find("      0 pruned by max-memory"), std::string::npos) << searched.out;
+  // When every layout is too big to simulate: exit 2, naming the option and the first layout.
+  const Result none =
+      run({"-q", "search", file, "-o", "training.global_batch=64", "--space", "micro_batch=1",
+           "--space", "tp=8", "--space", "pp=2", "--max-memory", "1KiB"});
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("can be simulated within 1 KiB of memory (--max-memory"),
+            std::string::npos)
+      << none.err;
+  EXPECT_NE(none.err.find("tp8 sp pp2 dp1"), std::string::npos) << none.err;
+  const Result bad = run({"search", file, "--max-memory", "lots"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--max-memory"), std::string::npos) << bad.err;
+}
+
+// --memory-with checks each layout's memory on another model than the one simulated: the whole
+// model of a slice. The memory shown and the rule are those of the whole model.
+TEST(Search, MemoryWithChecksTheWholeModel) {
+  const Scenario base = load_scenario(input("dense.yaml"), {});
+  const SearchSpace space = small_space(base);
+  SearchOptions options;
+  options.threads = 2;
+  options.prune_by_bound = false;
+  const SearchOutcome slice = search_layouts(base, space, options);
+  options.memory_overrides = {"model.layers=32"};  // Llama 3 8B has 32 layers
+  const SearchOutcome whole = search_layouts(base, space, options);
+  EXPECT_GT(pruned_by(whole, "memory"), pruned_by(slice, "memory"));
+  ASSERT_FALSE(whole.ranked.empty());
+  for (const auto& e : whole.ranked) {
+    auto overrides = e.candidate.overrides;
+    overrides.push_back("model.layers=32");
+    const Scenario s = load_scenario(input("dense.yaml"), overrides);
+    Bytes peak;
+    for (const auto& m : workloads::estimate_memory(s.workload)) {
+      peak = std::max(peak, m.total);
+      EXPECT_LE(m.total, m.capacity) << e.candidate.label;
+    }
+    EXPECT_EQ(e.candidate.memory_peak, peak) << e.candidate.label;
+    // Simulated as the slice: the step of the 4-layer scenario.
+    EXPECT_EQ(e.candidate.spec.model.layers, 4) << e.candidate.label;
+  }
+  // A bad override names its key, and the option needs --search in compare.
+  Result r = run({"search", input("dense.yaml"), "--memory-with", "model.layers=many"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("model.layers"), std::string::npos) << r.err;
+  r = run({"compare", input("dense.yaml"), "--memory-with", "model.layers=32"});
+  EXPECT_EQ(r.code, 2);
+}
+
+}  // namespace
+}  // namespace stepsim::search
+
+namespace stepsim::search {
+namespace {
+
+// examples/deepseek-v3-compare-search.sh: the slice is checked for memory as the whole model, and
+// the memory limits decide the pipeline: with 128 GB per NPU the whole DeepSeek-V3 fits a
+// CloudMatrix384 without a pipeline (tp 4, selective recomputation); with 80 GB per GPU, no layout
+// of the space fits an H800 cluster without one.
+TEST(Search, DeepSeekExampleMemoryDecidesThePipeline) {
+  const std::string examples = std::string(STEPSIM_SOURCE_DIR) + "/examples/";
+  const std::vector<std::string> slice = {"model.layers=6", "training.global_batch=768"};
+  SearchOptions options;
+  options.threads = 2;
+  options.memory_overrides = {"model.layers=61", "model.moe.dense_layers=3"};
+  std::size_t unpipelined[2] = {0, 0};
+  const char* files[2] = {"deepseek-v3-cloudmatrix384.yaml", "deepseek-v3-h800.yaml"};
+  for (int f = 0; f < 2; ++f) {
+    const Scenario base = load_scenario(examples + files[f], slice);
+    SearchSpace space = default_space(base);
+    for (const char* a : {"tp=1,2,4", "pp=1,2,3,6", "vpp=1", "ep=16,32,64", "zero=0,1",
+                          "micro_batch=1,2", "recompute=none,selective,full"})
+      apply_space_assignment(space, a);
+    SearchOutcome o;
+    const std::vector<Candidate> candidates = prepare_candidates(base, space, options, o);
+    ASSERT_FALSE(candidates.empty()) << files[f];
+    EXPECT_GT(pruned_by(o, "memory"), 0u) << files[f];
+    const Bytes capacity = base.workload.compute.device.hbm_capacity;
+    for (const auto& c : candidates) {
+      EXPECT_EQ(c.spec.model.layers, 6) << c.label;  // simulated as the slice
+      EXPECT_LE(c.memory_peak, capacity) << c.label;
+      if (c.spec.parallel.pp == 1) ++unpipelined[f];
+    }
+  }
+  EXPECT_GT(unpipelined[0], 0u) << "no layout without a pipeline fits the CloudMatrix384";
+  EXPECT_EQ(unpipelined[1], 0u) << "a layout without a pipeline fits the H800 cluster";
 }
 
 }  // namespace
