@@ -16,6 +16,7 @@
 #include "sim/search/report_codec.hpp"
 #include "sim/search/search_output.hpp"
 #include "sim/search/search_space.hpp"
+#include "tests/search/all_output.hpp"
 
 namespace stepsim::search {
 namespace {
@@ -114,13 +115,7 @@ class OutOfOrderDistribution final : public Distribution {
   std::size_t width_;
 };
 
-std::string all_output(const SearchOutcome& o) {
-  std::ostringstream s;
-  print_search(s, o, 1000);
-  write_csv(s, o);
-  s << to_json(o).dump(2);
-  return s.str();
-}
+using test::all_output;
 
 // The ranked output of one thread is that of any number of processes finishing out of order:
 // speculative results past the bound's stop are dropped, and no candidate before it is missed.

@@ -15,6 +15,7 @@
 #include "sim/search/search_output.hpp"
 #include "sim/search/search_space.hpp"
 #include "tests/cli_in_process.hpp"
+#include "tests/search/all_output.hpp"
 #include "workloads/memory_model.hpp"
 
 namespace stepsim::search {
@@ -43,13 +44,7 @@ SearchSpace small_space(const Scenario& base) {
   return space;
 }
 
-std::string all_output(const SearchOutcome& o) {
-  std::ostringstream s;
-  print_search(s, o, 1000);
-  write_csv(s, o);
-  s << to_json(o).dump(2);
-  return s.str();
-}
+using test::all_output;
 
 TEST(SearchSpace, DefaultsHoldTheScenarioLayoutAndKeepTpInANode) {
   // Two DGX H100 nodes of 8 GPUs: tp in 1, 2, 4, 8; pp in powers of two up to the 4 layers.
