@@ -31,6 +31,10 @@ struct Shape {
   double ppn;
   double intra;     // GB/s, the scale-up bandwidth of a member
   double node_net;  // GB/s, a domain's NICs together
+  // NCCL's `minCompCap >= 90` (Hopper or later). stepsim knows the GPU generation by its
+  // scale-up switch: NVLink SHARP (a reducing NVSwitch) came with Hopper's third-generation
+  // NVSwitch, so a group whose domains all have one runs on Hopper or later.
+  bool hopper;
 };
 
 Shape shape_of(const GroupShape& group) {
@@ -42,6 +46,7 @@ Shape shape_of(const GroupShape& group) {
   s.node_net = s.ppn * group.scale_out_bandwidth.gigabytes_per_second();
   if (s.intra <= 0) s.intra = s.node_net > 0 ? s.node_net : 1.0;
   if (s.node_net <= 0) s.node_net = s.intra;
+  s.hopper = s.nodes > 1 ? group.domain_in_switch : group.in_switch_reduction;
   return s;
 }
 
@@ -80,7 +85,7 @@ double algorithm_bandwidth(const Operation& op, const Shape& s, NcclAlgorithm a,
   if (a == NcclAlgorithm::kTree && p == Protocol::kLL) bus = std::min(bus / 3.8, ll_max);
   if (a == NcclAlgorithm::kTree && p == Protocol::kLL128)
     bus *= s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
-  if (a == NcclAlgorithm::kCollNetDirect) bus *= 0.85;  // Hopper (minCompCap >= 90)
+  if (a == NcclAlgorithm::kCollNetDirect && s.hopper) bus *= 0.85;  // minCompCap >= 90
   double ratio = 0.5;
   if (a == NcclAlgorithm::kRing) {
     const double steps =

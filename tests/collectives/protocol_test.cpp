@@ -219,6 +219,26 @@ TEST(NcclTuner, AppliesWhereNcclRunsOnly) {
             "halving-doubling");
 }
 
+TEST(NcclTuner, CollNetDirectLosesFifteenPercentOnHopperOnly) {
+  // tuning.cc: CollNet Direct's bandwidth x 0.85 when minCompCap >= 90. Two SuperPOD nodes with
+  // SHARP: Hopper (their NVSwitches reduce). The same group on Ampere (no NVLink SHARP, as on a
+  // DGX A100) keeps the whole bandwidth: the time per byte is 0.85 x Hopper's.
+  const auto topo = testing::preset("dgx-h100-superpod", "{nodes: 2, sharp: true}");
+  const GroupShape hopper = group_shape(topo, place_group(topo, testing::first_ranks(16)));
+  ASSERT_TRUE(hopper.domain_in_switch);
+  ASSERT_TRUE(nccl_enabled(allreduce(1 << 30), hopper, NcclAlgorithm::kCollNetDirect));
+  GroupShape ampere = hopper;
+  ampere.domain_in_switch = false;
+  auto per_byte = [](const GroupShape& g) {
+    const auto a = nccl_predicted_time_us(allreduce(1 << 30), g, NcclAlgorithm::kCollNetDirect,
+                                          Protocol::kSimple);
+    const auto b = nccl_predicted_time_us(allreduce(2 << 30), g, NcclAlgorithm::kCollNetDirect,
+                                          Protocol::kSimple);
+    return *b - *a;
+  };
+  EXPECT_NEAR(per_byte(ampere) / per_byte(hopper), 0.85, 1e-12);
+}
+
 TEST(NcclTree, AcrossDomainsChainsInsideAndOneEdgePerChannelBetween) {
   // 2 domains of 4 (NCCL's trees over nodes): 4 channels, each running both trees (8 trees of
   // S/8), channel c leaves each domain through local member c, so between the domains each tree
