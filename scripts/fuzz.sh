@@ -45,8 +45,10 @@ for h in "${harnesses[@]}"; do
     status=1
   fi
   # Keep only what adds coverage to the committed corpus.
+  # (Its own slow or crashing inputs go beside the campaign's, not into the working directory.)
   build-fuzz/tests/fuzz/fuzz_"$h" -merge=1 tests/fuzz/corpus/"$h" "$work" -dict=tests/fuzz/stepsim.dict \
-    -timeout=20 -rss_limit_mb=4096 2>&1 | grep -E "MERGE-OUTER: [0-9]+ new files" || true
+    -timeout=20 -rss_limit_mb=4096 -artifact_prefix="$crashes/" 2>&1 \
+    | grep -E "MERGE-OUTER: [0-9]+ new files" || true
 done
 if ls build-fuzz/crashes/*/* >/dev/null 2>&1; then
   echo "fuzz: crashes found:" >&2
