@@ -10,6 +10,7 @@
 #include "sim/executor/executor.hpp"
 #include "sim/run/serve.hpp"
 #include "sim/scenario/serving_scenario.hpp"
+#include "tests/serving/collectives_alone.hpp"
 #include "workloads/op_graph_builder.hpp"
 #include "workloads/step_generator.hpp"
 #include "workloads/workload.hpp"
@@ -76,18 +77,9 @@ TEST(ServeMicroBatches, MergedOrderPutsOneAttentionBesideTheOthersDispatch) {
 
 // One all-to-all of `bytes` on the expert groups of the decode pool, alone on the network.
 Time all_to_all_alone(const ServingScenario& s, std::int64_t bytes) {
-  workloads::WorkloadSpec spec = workloads::serving_workload(s.serving, ServingPhase::kDecode, 1);
-  workloads::OpGraphBuilder graph;
-  graph.add_collective({OpName::kEpDispatch, workloads::Phase::kForward, workloads::kNoLayer},
-                       CollectiveKind::kAllToAll, workloads::Communicator::kExpert,
-                       workloads::ParallelDim::kEp, bytes, {workloads::kNoOp});
-  std::vector<workloads::Program> programs;
-  programs.push_back(graph.take_program());
-  const workloads::Workload workload(std::move(spec), std::move(programs));
-  executor::ExecutorOptions options;
-  options.network = s.network;
-  executor::Executor executor(workload, s.topology, options);
-  return executor.run().step_time;
+  return test::collectives_alone(s, OpName::kEpDispatch, CollectiveKind::kAllToAll,
+                                 workloads::Communicator::kExpert, workloads::ParallelDim::kEp, 1,
+                                 bytes);
 }
 
 // Closed form on an idle network: at 32 sequences per micro-batch each dispatch and combine

@@ -14,6 +14,7 @@
 #include "sim/executor/executor.hpp"
 #include "sim/run/serve.hpp"
 #include "sim/scenario/serving_scenario.hpp"
+#include "tests/serving/collectives_alone.hpp"
 #include "workloads/model.hpp"
 #include "workloads/op_graph_builder.hpp"
 #include "workloads/workload.hpp"
@@ -30,25 +31,10 @@ ServingScenario load_example(const std::vector<std::string>& overrides = {}) {
   return load_serving_scenario(kExample, overrides);
 }
 
-// The time of `count` back-to-back collectives of `bytes` on every `group` of the decode pool
-// at batch 1: a decode step's collectives alone, on the same executor and network.
 Time collectives_alone(const ServingScenario& s, CollectiveKind kind, workloads::Communicator group,
                        workloads::ParallelDim dim, int count, std::int64_t bytes) {
-  workloads::WorkloadSpec spec = workloads::serving_workload(s.serving, ServingPhase::kDecode, 1);
-  workloads::OpGraphBuilder graph;
-  workloads::OpIndex previous = workloads::kNoOp;
-  for (int i = 0; i < count; ++i) {
-    previous = graph.add_collective(
-        {workloads::OpName::kTpAllReduce, workloads::Phase::kForward, workloads::kNoLayer}, kind,
-        group, dim, bytes, {previous});
-  }
-  std::vector<workloads::Program> programs;
-  programs.push_back(graph.take_program());
-  const workloads::Workload workload(std::move(spec), std::move(programs));
-  executor::ExecutorOptions options;
-  options.network = s.network;
-  executor::Executor executor(workload, s.topology, options);
-  return executor.run().step_time;
+  return test::collectives_alone(s, workloads::OpName::kTpAllReduce, kind, group, dim, count,
+                                 bytes);
 }
 
 Time tp_all_reduces(const ServingScenario& s, int count, std::int64_t bytes) {
