@@ -45,6 +45,7 @@ void CollectiveRunner::start(std::shared_ptr<const Plan> plan, const Placement& 
   const Plan& p = *run.plan;
   run.left = p.size();
   run.waiting.resize(p.size());
+  run.ceiling_links.assign(p.send_ceilings().size(), NetworkLinks::kNoLink);
   if (memo != nullptr && memo->routes_.size() != p.size()) memo->routes_.assign(p.size(), kUnknown);
   ++running_;
   if (p.size() == 0) {  // nothing to move: done now, reported as an event like any completion
@@ -209,6 +210,26 @@ Time CollectiveRunner::append_route(Pending& pending, topology::NodeId from, top
   return r.latency;
 }
 
+std::uint32_t CollectiveRunner::ceiling_link(Run& run, const Transfer& t) {
+  if (t.src.is_switch()) return NetworkLinks::kNoLink;
+  const std::uint32_t member = t.src.member_index();
+  if (member >= run.ceiling_links.size()) return NetworkLinks::kNoLink;
+  std::uint32_t& link = run.ceiling_links[member];
+  if (link != NetworkLinks::kNoLink) return link;
+  const double ceiling = run.plan->send_ceilings()[member].value();
+  if (!(ceiling > 0)) return NetworkLinks::kNoLink;
+  // The flows carry wire bytes: the ceiling, a payload rate, scales with the protocol's overhead.
+  const double capacity = ceiling * run.plan->wire_factor();
+  auto& free = free_ceiling_links_[capacity];
+  if (free.empty()) {
+    link = network_.add_link(BytesPerSecond(capacity), Time::zero()).value();
+  } else {
+    link = free.back();
+    free.pop_back();
+  }
+  return link;
+}
+
 void CollectiveRunner::release(std::uint32_t run_index, TransferId id) {
   Run& run = *runs_[run_index];
   const Transfer& t = run.plan->transfer(id);
@@ -263,7 +284,7 @@ void CollectiveRunner::launch(std::uint32_t slot) {
   Pending& pending = pending_[slot];
   const std::uint32_t run_index = pending.run;
   const TransferId id = pending.transfer;
-  const Run& run = *runs_[run_index];
+  Run& run = *runs_[run_index];
   const Transfer& t = run.plan->transfer(id);
   const CachedRoute* cached = pending.route != kNotCached ? &routes_[pending.route] : nullptr;
   auto on_done = [this, run_index, id](const engine::FlowCompletion&) { complete(run_index, id); };
@@ -299,14 +320,18 @@ void CollectiveRunner::launch(std::uint32_t slot) {
       run.plan->reduction() == Reduction::kByMembers && !t.dst.is_switch() && !first.empty()
           ? links_.reduction_link[dst.value()]
           : NetworkLinks::kNoLink;
+  const std::uint32_t ceiling = first.empty() ? NetworkLinks::kNoLink : ceiling_link(run, t);
+  const bool extend = reduction_link != NetworkLinks::kNoLink || ceiling != NetworkLinks::kNoLink;
   const std::uint32_t paths = cached == nullptr ? 1 : cached->paths;
-  if (reduction_link != NetworkLinks::kNoLink && extended_.size() < paths) extended_.resize(paths);
+  if (extend && extended_.size() < paths) extended_.resize(paths);
   auto path = [&](std::uint32_t p) -> std::span<const engine::LinkId> {
     const std::span<const engine::LinkId> links =
         cached == nullptr ? first : route_path(cached->first_path + p);
-    if (reduction_link == NetworkLinks::kNoLink) return links;
+    if (!extend) return links;
     extended_[p].assign(links.begin(), links.end());
-    extended_[p].push_back(engine::LinkId{reduction_link});
+    if (reduction_link != NetworkLinks::kNoLink)
+      extended_[p].push_back(engine::LinkId{reduction_link});
+    if (ceiling != NetworkLinks::kNoLink) extended_[p].push_back(engine::LinkId{ceiling});
     return extended_[p];
   };
   if (paths == 1) {
@@ -321,7 +346,7 @@ void CollectiveRunner::launch(std::uint32_t slot) {
   free_pending_.push_back(slot);
 }
 
-void CollectiveRunner::start_sprayed(const Run& run, const Transfer& t,
+void CollectiveRunner::start_sprayed(Run& run, const Transfer& t,
                                      std::span<const engine::LinkShare> shares, Time latency,
                                      engine::FlowCallback on_done) {
   const topology::NodeId src = node_of(run, t.src), dst = node_of(run, t.dst);
@@ -341,9 +366,12 @@ void CollectiveRunner::start_sprayed(const Run& run, const Transfer& t,
       run.plan->reduction() == Reduction::kByMembers && !t.dst.is_switch() && !shares.empty()
           ? links_.reduction_link[dst.value()]
           : NetworkLinks::kNoLink;
-  if (reduction_link != NetworkLinks::kNoLink) {
+  const std::uint32_t ceiling = shares.empty() ? NetworkLinks::kNoLink : ceiling_link(run, t);
+  if (reduction_link != NetworkLinks::kNoLink || ceiling != NetworkLinks::kNoLink) {
     shares_scratch_.assign(shares.begin(), shares.end());
-    shares_scratch_.push_back({engine::LinkId{reduction_link}, 1.0});
+    if (reduction_link != NetworkLinks::kNoLink)
+      shares_scratch_.push_back({engine::LinkId{reduction_link}, 1.0});
+    if (ceiling != NetworkLinks::kNoLink) shares_scratch_.push_back({engine::LinkId{ceiling}, 1.0});
     shares = shares_scratch_;
   }
   network_.start_sprayed_flow(src.value(), dst.value(), bytes, shares, latency, std::move(on_done));
@@ -355,6 +383,13 @@ void CollectiveRunner::complete(std::uint32_t run_index, TransferId id) {
     if (--run.waiting[next.value()] == 0) release(run_index, next);
   if (--run.left == 0) {
     --running_;
+    for (std::uint32_t member = 0; member < run.ceiling_links.size(); ++member) {
+      const std::uint32_t link = run.ceiling_links[member];
+      if (link == NetworkLinks::kNoLink) continue;
+      const double capacity = run.plan->send_ceilings()[member].value() * run.plan->wire_factor();
+      free_ceiling_links_[capacity].push_back(link);
+    }
+    run.ceiling_links.clear();
     auto done = std::move(run.on_done);
     run.plan.reset();
     run.waiting.clear();

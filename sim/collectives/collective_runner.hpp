@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -69,6 +70,9 @@ class CollectiveRunner {
     std::vector<std::uint32_t> waiting;  // dependencies not yet completed, per transfer
     std::size_t left = 0;                // transfers not yet completed
     std::uint64_t serial = 0;            // for ECMP hashing
+    // Per member, the link that holds its sends to the plan's send ceiling (Plan::send_ceilings),
+    // taken from the pool at its first send and returned when the run ends; kNoLink until then.
+    std::vector<std::uint32_t> ceiling_links;
   };
   // A route computed once and reused for every transfer between the same two nodes: every
   // route in spread mode, and otherwise a route that no ECMP hash decides (the same for every
@@ -107,8 +111,11 @@ class CollectiveRunner {
   // Appends the route from `src` to `dst` for `key` to the pending transfer; returns its latency.
   Time append_route(Pending& pending, topology::NodeId src, topology::NodeId dst,
                     std::uint64_t key);
-  void start_sprayed(const Run& run, const Transfer& t, std::span<const engine::LinkShare> shares,
+  void start_sprayed(Run& run, const Transfer& t, std::span<const engine::LinkShare> shares,
                      Time latency, engine::FlowCallback on_done);
+  // The link holding the sends of the transfer's source to its plan's send ceiling, or
+  // NetworkLinks::kNoLink (no ceiling, or a switch sends).
+  std::uint32_t ceiling_link(Run& run, const Transfer& t);
   void release(std::uint32_t run, TransferId transfer);
   void launch(std::uint32_t pending);
   void complete(std::uint32_t run, TransferId transfer);
@@ -143,6 +150,9 @@ class CollectiveRunner {
   std::vector<engine::WeightedPath> weighted_;  // scratch for multi-path flows
   // Scratch for paths extended by a reduction link, one per path of the flow.
   std::vector<std::vector<engine::LinkId>> extended_;
+  // Ceiling links not in use, by capacity (wire bytes per second): a link of the flow network
+  // private to one member of one run at a time, so concurrent runs never share one.
+  std::map<double, std::vector<std::uint32_t>> free_ceiling_links_;
   std::size_t running_ = 0;
   std::uint64_t serial_ = 0;
 };

@@ -20,6 +20,16 @@ constexpr double kTreeCorrection[3][23] = {
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 // tuning.cc getNetOverhead: 1 us per network post on Intel hosts (x3 for Simple).
 constexpr double kNetOverheadUs = 1.0;
+// The per-channel ceilings of tuning.cc (GB/s per graph channel), [Ampere, Hopper]; the tree's by
+// nodes [1, 2, more]. perChMaxRingLL128Bws, perChMaxTreeBws, perChMaxTreeLL128Bws.
+constexpr double kPerChannelRingLL128[2] = {20.0, 36.7};
+constexpr double kPerChannelTree[2][3] = {{24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+constexpr double kPerChannelTreeLL128[2][3] = {{20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
+// What NCCL counts one NVLink as (src/graph/topo.h: SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6 GB/s)
+// over its line rate per direction (25 GB/s on NVLink3 and NVLink4): NCCL's graph search builds
+// its rings and trees on these figures, so its nChannels x bwIntra on one DGX A100 is 12 x 20 =
+// 240 GB/s, not 300.
+constexpr double kNcclNvlinkFraction[2] = {20.0 / 25.0, 20.6 / 25.0};
 
 int log2i(std::int64_t x) {
   return x <= 0 ? -1 : std::bit_width(static_cast<std::uint64_t>(x)) - 1;
@@ -35,6 +45,8 @@ struct Shape {
   // scale-up switch: NVLink SHARP (a reducing NVSwitch) came with Hopper's third-generation
   // NVSwitch, so a group whose domains all have one runs on Hopper or later.
   bool hopper;
+  // NCCL's own figure for the scale-up bandwidth (kNcclNvlinkFraction of `intra`), GB/s.
+  double nccl_intra;
 };
 
 Shape shape_of(const GroupShape& group) {
@@ -47,6 +59,9 @@ Shape shape_of(const GroupShape& group) {
   if (s.intra <= 0) s.intra = s.node_net > 0 ? s.node_net : 1.0;
   if (s.node_net <= 0) s.node_net = s.intra;
   s.hopper = s.nodes > 1 ? group.domain_in_switch : group.in_switch_reduction;
+  s.nccl_intra = group.scale_up_bandwidth.value() > 0
+                     ? s.intra * kNcclNvlinkFraction[s.hopper ? 1 : 0]
+                     : s.intra;
   return s;
 }
 
@@ -54,6 +69,25 @@ bool is_ring_collective(CollectiveKind kind) {
   return kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kAllGather ||
          kind == CollectiveKind::kReduceScatter || kind == CollectiveKind::kBroadcast ||
          kind == CollectiveKind::kReduce;
+}
+
+// tuning.cc's ratio of algorithm to bus bandwidth (busBw x ratio = algBw).
+double bus_to_algorithm_ratio(const Operation& op, const Shape& s, NcclAlgorithm a) {
+  if (a == NcclAlgorithm::kRing) {
+    const double steps =
+        op.kind == CollectiveKind::kAllReduce ? 2.0 * (s.ranks - 1)
+        : op.kind == CollectiveKind::kAllGather || op.kind == CollectiveKind::kReduceScatter
+            ? s.ranks - 1.0
+            : s.ranks;
+    return s.ranks / steps;
+  }
+  if (a == NcclAlgorithm::kNvls || a == NcclAlgorithm::kNvlsTree) return 5.0 / 6.0;
+  return 0.5;
+}
+
+double tree_correction(Protocol p, std::int64_t bytes) {
+  const int log_size = log2i(bytes >> 6);
+  return log_size >= 0 && log_size < 23 ? kTreeCorrection[static_cast<int>(p)][log_size] : 1.0;
 }
 
 // NCCL's algorithm bandwidth (GB/s) for the combination: busBw with the model's refinements,
@@ -69,35 +103,70 @@ double algorithm_bandwidth(const Operation& op, const Shape& s, NcclAlgorithm a,
     case NcclAlgorithm::kNvls:
     case NcclAlgorithm::kCollNetDirect:
     case NcclAlgorithm::kCollNetChain:
-      bus = multi ? std::min(s.intra, s.node_net) : s.intra;
+      bus = multi ? std::min(s.nccl_intra, s.node_net) : s.nccl_intra;
       break;
     case NcclAlgorithm::kNvlsTree:
-      bus = std::min(s.intra, s.nodes <= 2 ? s.node_net : s.node_net / 2);
+      bus = std::min(s.nccl_intra, s.nodes <= 2 ? s.node_net : s.node_net / 2);
       break;
   }
+  const int gen = s.hopper ? 1 : 0;
+  const double channels = s.ppn;  // across nodes: one graph channel per NIC (ceiling_bus_gbps)
   const bool allreduce = op.kind == CollectiveKind::kAllReduce;
   if (a == NcclAlgorithm::kRing && p == Protocol::kLL)
     bus = std::min(
         ll_max,
         bus * (multi || allreduce || op.kind == CollectiveKind::kReduce ? 1.0 / 4.0 : 1.0 / 3.0));
-  if (a == NcclAlgorithm::kRing && p == Protocol::kLL128) bus *= s.ppn < 2 ? 0.7 : 0.92;
-  if (a == NcclAlgorithm::kTree) bus *= 0.92;
-  if (a == NcclAlgorithm::kTree && p == Protocol::kLL) bus = std::min(bus / 3.8, ll_max);
-  if (a == NcclAlgorithm::kTree && p == Protocol::kLL128)
-    bus *= s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
-  if (a == NcclAlgorithm::kCollNetDirect && s.hopper) bus *= 0.85;  // minCompCap >= 90
-  double ratio = 0.5;
-  if (a == NcclAlgorithm::kRing) {
-    const double steps =
-        allreduce ? 2.0 * (s.ranks - 1)
-        : op.kind == CollectiveKind::kAllGather || op.kind == CollectiveKind::kReduceScatter
-            ? s.ranks - 1.0
-            : s.ranks;
-    ratio = s.ranks / steps;
-  } else if (a == NcclAlgorithm::kNvls || a == NcclAlgorithm::kNvlsTree) {
-    ratio = 5.0 / 6.0;
+  if (a == NcclAlgorithm::kRing && p == Protocol::kLL128) {
+    bus *= s.ppn < 2 ? 0.7 : 0.92;
+    if (multi) bus = std::min(bus, channels * kPerChannelRingLL128[gen]);
   }
-  return bus * ratio;
+  if (a == NcclAlgorithm::kTree) {
+    bus *= 0.92;
+    if (multi) bus = std::min(bus, channels * kPerChannelTree[gen][index2]);
+  }
+  if (a == NcclAlgorithm::kTree && p == Protocol::kLL) bus = std::min(bus / 3.8, ll_max);
+  if (a == NcclAlgorithm::kTree && p == Protocol::kLL128) {
+    bus *= s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+    if (multi) bus = std::min(bus, channels * kPerChannelTreeLL128[gen][index2]);
+  }
+  if (a == NcclAlgorithm::kCollNetDirect && s.hopper) bus *= 0.85;  // minCompCap >= 90
+  return bus * bus_to_algorithm_ratio(op, s, a);
+}
+
+// The part of NCCL's bus bandwidth that its links do not carry, GB/s: what the protocol's copy
+// loop and one channel's thread blocks move (tuning.cc), for rings and trees. Rings: LL at
+// min(llMaxBw, bw/4) (bw/3 for AllGather and ReduceScatter on one node), and across nodes LL128 at
+// nChannels x perChMaxRingLL128Bw. Trees: NCCL's whole tree bandwidth (x0.92, the per-channel
+// ceilings across nodes, LL's /3.8 and LL128's 120/128, the size's correction factor), since the
+// flow has none of it. nChannels: one graph channel per NIC of a node (NCCL's rail rings, one
+// member per NIC); on one node the per-channel ceilings are left out: NCCL's graph there has 12
+// channels of 20 GB/s on A100 (24 thread blocks) and at least 16 on H100, which puts them above
+// what the NVLinks carry. nullopt where nothing applies (Simple and one-node LL128 rings).
+std::optional<double> ceiling_bus_gbps(const Operation& op, const Shape& s, NcclAlgorithm a,
+                                       Protocol p) {
+  const bool multi = s.nodes > 1;
+  const int index2 = s.nodes <= 2 ? static_cast<int>(s.nodes) - 1 : 2;
+  const int gen = s.hopper ? 1 : 0;
+  const double bus = multi ? std::min(s.nccl_intra, s.node_net) : s.nccl_intra;
+  const double channels = s.ppn;
+  if (a == NcclAlgorithm::kRing) {
+    if (p == Protocol::kLL) {
+      const bool quarter =
+          multi || op.kind == CollectiveKind::kAllReduce || op.kind == CollectiveKind::kReduce;
+      return std::min(kLlMaxBw[index2], bus * (quarter ? 1.0 / 4.0 : 1.0 / 3.0));
+    }
+    if (p == Protocol::kLL128 && multi) return channels * kPerChannelRingLL128[gen];
+    return std::nullopt;
+  }
+  if (a != NcclAlgorithm::kTree) return std::nullopt;
+  double b = bus * 0.92;
+  if (multi) b = std::min(b, channels * kPerChannelTree[gen][index2]);
+  if (p == Protocol::kLL) b = std::min(b / 3.8, kLlMaxBw[index2]);
+  if (p == Protocol::kLL128) {
+    b *= multi ? 120.0 / 128.0 : 7.0 / 9.0;
+    if (multi) b = std::min(b, channels * kPerChannelTreeLL128[gen][index2]);
+  }
+  return b * tree_correction(p, op.size.count());
 }
 
 double latency_us(const Operation& op, const Shape& s, NcclAlgorithm a, Protocol p) {
@@ -172,14 +241,27 @@ std::optional<double> nccl_predicted_time_us(const Operation& op, const GroupSha
   double lat = latency_us(op, s, algorithm, protocol);
   if (bw <= 0) return std::nullopt;
   const std::int64_t bytes = op.size.count();
-  const int log_size = log2i(bytes >> 6);
-  if (algorithm == NcclAlgorithm::kTree && log_size >= 0 && log_size < 23)
-    bw *= kTreeCorrection[static_cast<int>(protocol)][log_size];
+  if (algorithm == NcclAlgorithm::kTree) bw *= tree_correction(protocol, bytes);
   // "Plateau effect of ring" (nChannels taken as the ranks per domain, one ring per NIC).
   if (algorithm == NcclAlgorithm::kRing && protocol == Protocol::kSimple && s.nodes > 1 &&
       op.kind == CollectiveKind::kAllReduce && bytes / (s.ppn * s.ranks) >= 64)
     lat *= 1.4;
   return lat + static_cast<double>(bytes) / (1000.0 * bw);
+}
+
+std::optional<BytesPerSecond> nccl_algorithm_ceiling(const Operation& op, const GroupShape& group,
+                                                     NcclAlgorithm algorithm, Protocol protocol) {
+  if (!nccl_enabled(op, group, algorithm) || !nccl_supports(algorithm, protocol))
+    return std::nullopt;
+  // Only on known bandwidths: the tuner's stand-ins for a missing one are good for a choice, not
+  // for a bound. Across nodes the ceilings are per NIC.
+  const bool multi = group.num_domains() > 1;
+  if (!(group.scale_up_bandwidth.value() > 0) && !multi) return std::nullopt;
+  if (multi && !(group.scale_out_bandwidth.value() > 0)) return std::nullopt;
+  const Shape s = shape_of(group);
+  const auto bus = ceiling_bus_gbps(op, s, algorithm, protocol);
+  if (!bus || !(*bus > 0)) return std::nullopt;
+  return BytesPerSecond(*bus * 1e9 * bus_to_algorithm_ratio(op, s, algorithm));
 }
 
 std::optional<NcclChoice> nccl_choose(const Operation& op, const GroupShape& group,

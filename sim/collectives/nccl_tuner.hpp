@@ -44,6 +44,16 @@ bool nccl_enabled(const Operation& op, const GroupShape& group, NcclAlgorithm al
 std::optional<double> nccl_predicted_time_us(const Operation& op, const GroupShape& group,
                                              NcclAlgorithm algorithm, Protocol protocol);
 
+// NCCL's bandwidth ceiling for the combination beyond what its links carry: the protocol's copy
+// loop and the per-channel limits of its cost model (LL's min(llMaxBw, bw/4) on rings; across
+// nodes LL128 rings at nChannels x perChMaxRingLL128Bw; trees at NCCL's whole tree bandwidth, with
+// the per-channel ceilings and the size's correction factor), as an algorithm bandwidth: the
+// operation's size over the time its bandwidth term takes. nullopt where none applies (Simple
+// rings, LL128 rings on one node, NVLS, CollNet) or the combination is not enabled. The flow
+// simulation holds each member's sends to it (plan.hpp, send ceilings).
+std::optional<BytesPerSecond> nccl_algorithm_ceiling(const Operation& op, const GroupShape& group,
+                                                     NcclAlgorithm algorithm, Protocol protocol);
+
 // The fastest enabled combination among `algorithms` (each with every protocol, or `forced`
 // only), as NCCL takes it: the first strictly faster in the order given, protocols in the order
 // LL, LL128, Simple. nullopt when none is enabled.

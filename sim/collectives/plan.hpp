@@ -110,6 +110,14 @@ class Plan {
   std::optional<Protocol> protocol() const { return protocol_; }
   double wire_factor() const { return protocol_ ? protocol_traits(*protocol_).wire_factor : 1.0; }
   void set_protocol(Protocol protocol) { protocol_ = protocol; }
+  // Per member: the most payload bytes per second its transfers of this plan send together, a
+  // bound the links do not show (NCCL's protocol and per-channel ceilings,
+  // nccl_algorithm_ceiling); the runner holds the member's flows to it. Empty: none (then, and
+  // for a zero entry, only the links bound the rates).
+  std::span<const BytesPerSecond> send_ceilings() const { return send_ceilings_; }
+  void set_send_ceilings(std::vector<BytesPerSecond> ceilings) {
+    send_ceilings_ = std::move(ceilings);
+  }
   std::size_t size() const { return transfers_.size(); }
   const Transfer& transfer(TransferId id) const { return transfers_[id.value()]; }
   const std::vector<Transfer>& transfers() const { return transfers_; }
@@ -136,6 +144,7 @@ class Plan {
   std::vector<TransferId> rdeps_;
   Reduction reduction_ = Reduction::kNone;
   std::optional<Protocol> protocol_;
+  std::vector<BytesPerSecond> send_ceilings_;
 };
 
 class PlanBuilder {

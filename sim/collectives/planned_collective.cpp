@@ -88,6 +88,18 @@ PlannedCollective plan_collective(const Algorithm& algorithm, const Operation& o
   }
   Plan plan = algorithm.plan(op, group, nccl_plan_options(options, *nccl, protocol, group));
   plan.set_protocol(protocol);
+  // NCCL's ceilings beyond the links: each member's sends held to its share of the operation's
+  // time at the ceiling (bytes it sends / size x the algorithm bandwidth), so that the plan's
+  // bandwidth term is at least NCCL's at that ceiling; a ring member sends at most busBw.
+  if (const auto ceiling = nccl_algorithm_ceiling(op, group, *nccl, protocol);
+      ceiling && op.size.count() > 0) {
+    const std::vector<Bytes> sent = plan.bytes_sent(group.size);
+    std::vector<BytesPerSecond> ceilings;
+    ceilings.reserve(sent.size());
+    for (const Bytes b : sent)
+      ceilings.push_back(BytesPerSecond(b.as_double() / op.size.as_double() * ceiling->value()));
+    plan.set_send_ceilings(std::move(ceilings));
+  }
   return {std::move(plan), fmt::format("{}/{}", name, to_string(protocol))};
 }
 

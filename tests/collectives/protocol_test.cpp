@@ -79,7 +79,9 @@ TEST(Protocol, TraitsAndLatenciesAreNccls) {
 }
 
 TEST(ProtocolClosedForm, RingAllReduceOnIdleStar) {
-  // o(Ring,p) + 2(n-1)·(h(NVLink,Ring,p) + 2L) + w(p)·2(n-1)/n·S/B, both ring forms.
+  // o(Ring,p) + 2(n-1)·(h(NVLink,Ring,p) + 2L) + 2(n-1)/n·S / r(p), both ring forms, where a
+  // member sends payload at r(p) = B / w(p), and on LL at most NCCL's ceiling min(llMaxBw, bw/4)
+  // with bw = NCCL's own figure for the NVLinks, 20/25 of their line rate (80 GB/s here): 20 GB/s.
   // S = 8 ranks x 8 x 576,000 B: every protocol's chunks divide every segment evenly (LL128: 8
   // chunks of its 576,000-byte slice; LL: 64 of 72,000 B, capped by max_chunks; Simple: 5 of
   // 921,600 B), so the step form's chunks all finish together as in the closed form.
@@ -91,9 +93,9 @@ TEST(ProtocolClosedForm, RingAllReduceOnIdleStar) {
     const double a =
         nccl_hardware_latency(NcclHardware::kNvlink, NcclAlgorithm::kRing, p).seconds() +
         2 * kL.seconds();
-    const double expected =
-        o + 2 * (n - 1) * a +
-        protocol_traits(p).wire_factor * 2 * (n - 1) / n * size.as_double() / kB.value();
+    double rate = kB.value() / protocol_traits(p).wire_factor;
+    if (p == Protocol::kLL) rate = std::min(rate, std::min(87.7e9, kB.value() * 20 / 25 / 4));
+    const double expected = o + 2 * (n - 1) * a + 2 * (n - 1) / n * size.as_double() / rate;
     for (const char* algo : {"ring", "ring-fluid"}) {
       const double t = run(topo, algo, size, p);
       EXPECT_NEAR(t, expected, expected * 1e-6)
@@ -143,18 +145,21 @@ Operation allreduce(double bytes) {
 }
 
 TEST(NcclTuner, SwitchesProtocolWhereTheCurvesCross) {
-  // 8 ranks of one NVLink4 node (450 GB/s), ring AllReduce, NCCL 2.20.3's model (us, GB/s):
-  //   LL     lat 6.6 + 14 x 0.6 = 15.0,  bw min(87.7, 450/4) x 8/14 = 50.114
-  //   LL128  lat 14 + 14 x 1.9 = 40.6,   bw 450 x 0.92 x 8/14 = 236.571
-  //   Simple lat 8.4 + 14 x 3.4 = 56.0,  bw 450 x 8/14 = 257.143
-  // t = lat + S / (1000 bw) crosses for LL/LL128 at S = 25.6 / (1/50.114 - 1/236.571) / 1e-3
-  // = 1.6278 MB and for LL128/Simple at S = 15.4 / (1/236.571 - 1/257.143) / 1e-3 = 45.54 MB.
+  // 8 ranks of one node of 450 GB/s NVLinks without NVLS (so taken as Ampere), ring AllReduce,
+  // NCCL 2.20.3's model (us, GB/s), its bandwidth bw = 450 x 20/25 = 360 (NCCL counts an Ampere
+  // NVLink of 25 GB/s as 20):
+  //   LL     lat 6.6 + 14 x 0.6 = 15.0,  bw min(87.7, 360/4) x 8/14 = 50.114
+  //   LL128  lat 14 + 14 x 1.9 = 40.6,   bw 360 x 0.92 x 8/14 = 189.257
+  //   Simple lat 8.4 + 14 x 3.4 = 56.0,  bw 360 x 8/14 = 205.714
+  // t = lat + S / (1000 bw) crosses for LL/LL128 at S = 25.6 / (1/50.114 - 1/189.257) / 1e-3
+  // = 1.7450 MB and for LL128/Simple at S = 15.4 / (1/189.257 - 1/205.714) / 1e-3 = 36.43 MB.
   const GroupShape group = nvlink4_node(false);
   const NcclAlgorithm ring[] = {NcclAlgorithm::kRing};
-  const double ll_ll128 = 25.6e3 / (1 / (87.7 * 8 / 14) - 1 / (450 * 0.92 * 8 / 14));
-  const double ll128_simple = 15.4e3 / (1 / (450 * 0.92 * 8 / 14) - 1 / (450.0 * 8 / 14));
-  EXPECT_NEAR(ll_ll128, 1.6278e6, 1e3);
-  EXPECT_NEAR(ll128_simple, 45.54e6, 0.01e6);
+  const double bw = 450.0 * 20 / 25;
+  const double ll_ll128 = 25.6e3 / (1 / (87.7 * 8 / 14) - 1 / (bw * 0.92 * 8 / 14));
+  const double ll128_simple = 15.4e3 / (1 / (bw * 0.92 * 8 / 14) - 1 / (bw * 8 / 14));
+  EXPECT_NEAR(ll_ll128, 1.7450e6, 1e3);
+  EXPECT_NEAR(ll128_simple, 36.43e6, 0.01e6);
   auto chosen = [&](double bytes) { return nccl_choose(allreduce(bytes), group, ring)->protocol; };
   EXPECT_EQ(chosen(0.97 * ll_ll128), Protocol::kLL);
   EXPECT_EQ(chosen(1.03 * ll_ll128), Protocol::kLL128);
@@ -222,7 +227,9 @@ TEST(NcclTuner, AppliesWhereNcclRunsOnly) {
 TEST(NcclTuner, CollNetDirectLosesFifteenPercentOnHopperOnly) {
   // tuning.cc: CollNet Direct's bandwidth x 0.85 when minCompCap >= 90. Two SuperPOD nodes with
   // SHARP: Hopper (their NVSwitches reduce). The same group on Ampere (no NVLink SHARP, as on a
-  // DGX A100) keeps the whole bandwidth: the time per byte is 0.85 x Hopper's.
+  // DGX A100) keeps the whole bandwidth, but NCCL counts its NVLinks at 20 GB/s against Hopper's
+  // 20.6 (topo.h), and here the NVLinks bound CollNet's bandwidth (8 x 400G NICs carry more): the
+  // time per byte is 0.85 x 20.6/20 of Hopper's.
   const auto topo = testing::preset("dgx-h100-superpod", "{nodes: 2, sharp: true}");
   const GroupShape hopper = group_shape(topo, place_group(topo, testing::first_ranks(16)));
   ASSERT_TRUE(hopper.domain_in_switch);
@@ -236,7 +243,7 @@ TEST(NcclTuner, CollNetDirectLosesFifteenPercentOnHopperOnly) {
                                           Protocol::kSimple);
     return *b - *a;
   };
-  EXPECT_NEAR(per_byte(ampere) / per_byte(hopper), 0.85, 1e-12);
+  EXPECT_NEAR(per_byte(ampere) / per_byte(hopper), 0.85 * 20.6 / 20, 1e-12);
 }
 
 TEST(NcclTree, AcrossDomainsChainsInsideAndOneEdgePerChannelBetween) {
