@@ -63,6 +63,26 @@ class DoneLists {
   std::vector<std::vector<TransferId>> lists_;
 };
 
+// The step latency of each edge of `ring` (edge i from ring[i] to ring[i + 1]).
+std::vector<Time> edge_latencies(const std::vector<std::uint32_t>& ring, const GroupShape* group,
+                                 const PlanOptions& options) {
+  const auto n = static_cast<std::uint32_t>(ring.size());
+  std::vector<Time> latency(n);
+  for (std::uint32_t i = 0; i < n; ++i)
+    latency[i] = step_latency(group, ring[i], ring[(i + 1) % n], options);
+  return latency;
+}
+
+// The bytes edge i of a ring of n carries over all steps of `phase` when the ring's buffer is
+// `bytes`, exactly the step-by-step form's: a reduce-scatter sends every segment but (i + 1), an
+// all-gather every one but (i + 2).
+Bytes fluid_edge_bytes(Bytes bytes, std::uint32_t n, std::uint32_t i, RingPhase phase) {
+  Bytes edge_bytes;
+  if (phase != RingPhase::kAllGather) edge_bytes += bytes - share(bytes, n, (i + 1) % n);
+  if (phase != RingPhase::kReduceScatter) edge_bytes += bytes - share(bytes, n, (i + 2) % n);
+  return edge_bytes;
+}
+
 }  // namespace
 
 void emit_ring_steps(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> rings,
@@ -74,9 +94,7 @@ void emit_ring_steps(PlanBuilder& builder, std::span<const std::vector<std::uint
     const auto n = static_cast<std::uint32_t>(ring.size());
     if (n < 2) continue;
     const std::uint32_t steps = steps_of(phase, n);
-    std::vector<Time> edge_latency(n);
-    for (std::uint32_t i = 0; i < n; ++i)
-      edge_latency[i] = step_latency(group, ring[i], ring[(i + 1) % n], options);
+    const std::vector<Time> edge_latency = edge_latencies(ring, group, options);
     const std::uint32_t chunks = chunk_count(share(bytes[r], n, 0), options);
     const std::size_t base = builder.size();
     auto id = [&](std::uint32_t k, std::uint32_t c, std::uint32_t i) {
@@ -122,11 +140,7 @@ void emit_ring_fluid(PlanBuilder& builder, std::span<const std::vector<std::uint
     for (std::uint32_t i = 0; i < n; ++i) {
       // The edge carries every segment its sender forwards over all steps, exactly the bytes of
       // the step-by-step form; its latency is that of `steps` consecutive steps.
-      // A reduce-scatter sends every segment but (i + 1), an all-gather every one but (i + 2).
-      Bytes edge_bytes;
-      if (phase != RingPhase::kAllGather) edge_bytes += bytes[r] - share(bytes[r], n, (i + 1) % n);
-      if (phase != RingPhase::kReduceScatter)
-        edge_bytes += bytes[r] - share(bytes[r], n, (i + 2) % n);
+      const Bytes edge_bytes = fluid_edge_bytes(bytes[r], n, i, phase);
       const Time extra = start_latency(frontier, ring[i], mean * steps, options);
       const TransferId t =
           builder.add({Endpoint::member(ring[i]), Endpoint::member(ring[(i + 1) % n]), edge_bytes,
@@ -147,9 +161,7 @@ void emit_ring_pipelined(PlanBuilder& builder, std::span<const std::vector<std::
     const auto n = static_cast<std::uint32_t>(ring.size());
     if (n < 2) continue;
     const std::uint32_t steps = steps_of(phase, n);
-    std::vector<Time> edge_latency(n);
-    for (std::uint32_t i = 0; i < n; ++i)
-      edge_latency[i] = step_latency(group, ring[i], ring[(i + 1) % n], options);
+    const std::vector<Time> edge_latency = edge_latencies(ring, group, options);
     const std::uint32_t chunks = chunk_count(share(bytes[r], n, 0), options);
     // Hop k crosses edge first + k with the first chunk of the segment that step sends there
     // (the same segment throughout a phase). The chain crosses the n - (steps mod n) edges before
@@ -185,13 +197,9 @@ void emit_ring_pipelined(PlanBuilder& builder, std::span<const std::vector<std::
     // Every edge's other bytes, as one fluid transfer from the start (its step latency once).
     std::vector<TransferId> edges(n);
     for (std::uint32_t i = 0; i < n; ++i) {
-      Bytes edge_bytes;
-      if (phase != RingPhase::kAllGather) edge_bytes += bytes[r] - share(bytes[r], n, (i + 1) % n);
-      if (phase != RingPhase::kReduceScatter)
-        edge_bytes += bytes[r] - share(bytes[r], n, (i + 2) % n);
       const Time extra = start_latency(frontier, ring[i], edge_latency[i], options);
       edges[i] = builder.add({Endpoint::member(ring[i]), Endpoint::member(ring[(i + 1) % n]),
-                              edge_bytes - chain_on_edge[i], extra, 1},
+                              fluid_edge_bytes(bytes[r], n, i, phase) - chain_on_edge[i], extra, 1},
                              frontier.deps(ring[i]));
     }
     TransferId last{};
