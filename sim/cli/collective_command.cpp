@@ -92,7 +92,7 @@ Command add_collective_command(CLI::App& app) {
                   "N (the first N accelerators), a list 0,2,4, ranges 0-7,16-23, or all")
       ->capture_default_str();
   sub->add_option("--algo,-a", options->algo,
-                  "ring, ring-fluid, tree, halving-doubling, direct, hierarchical, "
+                  "ring, ring-fluid, ring-pipelined, tree, halving-doubling, direct, hierarchical, "
                   "hierarchical-pipelined, in-switch, nvls-tree, mesh, auto")
       ->capture_default_str();
   sub->add_option("--sizes,-s", options->sizes,

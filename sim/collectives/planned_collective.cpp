@@ -10,8 +10,8 @@
 namespace stepsim::collectives {
 
 std::optional<NcclAlgorithm> nccl_algorithm_of(std::string_view name) {
-  if (name == "ring" || name == "ring-fluid" || name == "hierarchical" ||
-      name == "hierarchical-pipelined")
+  if (name == "ring" || name == "ring-fluid" || name == "ring-pipelined" ||
+      name == "hierarchical" || name == "hierarchical-pipelined")
     return NcclAlgorithm::kRing;
   if (name == "tree") return NcclAlgorithm::kTree;
   if (name == "in-switch") return NcclAlgorithm::kNvls;

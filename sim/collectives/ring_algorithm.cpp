@@ -1,9 +1,11 @@
-// Ring algorithms: "ring" (step by step, chunked, NCCL-style pipelining) and "ring-fluid" (one
-// transfer per ring edge for the whole operation). Both run AllReduce (reduce-scatter then
-// all-gather), AllGather and ReduceScatter on rings, and Broadcast and Reduce on pipelined chains
-// that follow the same ring orders from the root. Uncontended, with per-member bandwidth B and
-// per-step latency a (software step latency + route latency), an AllReduce of S bytes on n ranks
-// takes 2(n-1)·a + 2(n-1)/n·S/B in both forms (docs/design.md, "Reference formulas").
+// Ring algorithms: "ring" (step by step, chunked, NCCL-style pipelining), "ring-fluid" (one
+// transfer per ring edge for the whole operation) and "ring-pipelined" (the fluid edges plus one
+// chunk carried round the ring step by step: ring_phases.hpp). All run AllReduce (reduce-scatter
+// then all-gather), AllGather and ReduceScatter on rings, and Broadcast and Reduce on pipelined
+// chains that follow the same ring orders from the root (the pipelined form: fluid chains).
+// Uncontended, with per-member bandwidth B and per-step latency a (software step latency + route
+// latency), an AllReduce of S bytes on n ranks takes 2(n-1)·a + 2(n-1)/n·S/B in the step and fluid
+// forms (docs/design.md, "Reference formulas").
 #include <algorithm>
 
 #include "sim/collectives/algorithm_registry.hpp"
@@ -15,8 +17,11 @@ namespace {
 
 class RingAlgorithm final : public Algorithm {
  public:
-  explicit RingAlgorithm(bool fluid) : fluid_(fluid) {}
-  std::string_view name() const override { return fluid_ ? "ring-fluid" : "ring"; }
+  enum class Form : std::uint8_t { kSteps, kFluid, kPipelined };
+  explicit RingAlgorithm(Form form) : form_(form), fluid_(form != Form::kSteps) {}
+  std::string_view name() const override {
+    return form_ == Form::kSteps ? "ring" : form_ == Form::kFluid ? "ring-fluid" : "ring-pipelined";
+  }
 
   std::optional<std::string> unsupported(const Operation& op, const GroupShape&) const override {
     switch (op.kind) {
@@ -54,7 +59,9 @@ class RingAlgorithm final : public Algorithm {
     const auto phase = op.kind == CollectiveKind::kAllReduce   ? detail::RingPhase::kAllReduce
                        : op.kind == CollectiveKind::kAllGather ? detail::RingPhase::kAllGather
                                                                : detail::RingPhase::kReduceScatter;
-    if (fluid_)
+    if (form_ == Form::kPipelined)
+      detail::emit_ring_pipelined(builder, rings, bytes, phase, options, frontier, &group);
+    else if (fluid_)
       detail::emit_ring_fluid(builder, rings, bytes, phase, options, frontier, &group);
     else
       detail::emit_ring_steps(builder, rings, bytes, phase, options, frontier, &group);
@@ -62,6 +69,7 @@ class RingAlgorithm final : public Algorithm {
   }
 
  private:
+  Form form_;
   bool fluid_;
 };
 
@@ -69,9 +77,19 @@ class RingAlgorithm final : public Algorithm {
 
 void register_ring_algorithms(AlgorithmRegistry& registry) {
   registry.add("ring", "ring, step by step: each step its own transfers, chunked and pipelined",
-               [](const AlgorithmRegistry&) { return std::make_unique<RingAlgorithm>(false); });
+               [](const AlgorithmRegistry&) {
+                 return std::make_unique<RingAlgorithm>(RingAlgorithm::Form::kSteps);
+               });
   registry.add("ring-fluid", "ring, fluid: one transfer per ring edge for the whole operation",
-               [](const AlgorithmRegistry&) { return std::make_unique<RingAlgorithm>(true); });
+               [](const AlgorithmRegistry&) {
+                 return std::make_unique<RingAlgorithm>(RingAlgorithm::Form::kFluid);
+               });
+  registry.add("ring-pipelined",
+               "ring, pipelined fluid: one transfer per ring edge, and one chunk carried round "
+               "the ring step by step at each edge's own latency (Broadcast/Reduce: fluid chains)",
+               [](const AlgorithmRegistry&) {
+                 return std::make_unique<RingAlgorithm>(RingAlgorithm::Form::kPipelined);
+               });
 }
 
 }  // namespace stepsim::collectives

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace stepsim::collectives::detail {
 
@@ -62,6 +63,26 @@ class DoneLists {
   std::vector<std::vector<TransferId>> lists_;
 };
 
+// The step latency of each edge of `ring` (edge i from ring[i] to ring[i + 1]).
+std::vector<Time> edge_latencies(const std::vector<std::uint32_t>& ring, const GroupShape* group,
+                                 const PlanOptions& options) {
+  const auto n = static_cast<std::uint32_t>(ring.size());
+  std::vector<Time> latency(n);
+  for (std::uint32_t i = 0; i < n; ++i)
+    latency[i] = step_latency(group, ring[i], ring[(i + 1) % n], options);
+  return latency;
+}
+
+// The bytes edge i of a ring of n carries over all steps of `phase` when the ring's buffer is
+// `bytes`, exactly the step-by-step form's: a reduce-scatter sends every segment but (i + 1), an
+// all-gather every one but (i + 2).
+Bytes fluid_edge_bytes(Bytes bytes, std::uint32_t n, std::uint32_t i, RingPhase phase) {
+  Bytes edge_bytes;
+  if (phase != RingPhase::kAllGather) edge_bytes += bytes - share(bytes, n, (i + 1) % n);
+  if (phase != RingPhase::kReduceScatter) edge_bytes += bytes - share(bytes, n, (i + 2) % n);
+  return edge_bytes;
+}
+
 }  // namespace
 
 void emit_ring_steps(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> rings,
@@ -73,9 +94,7 @@ void emit_ring_steps(PlanBuilder& builder, std::span<const std::vector<std::uint
     const auto n = static_cast<std::uint32_t>(ring.size());
     if (n < 2) continue;
     const std::uint32_t steps = steps_of(phase, n);
-    std::vector<Time> edge_latency(n);
-    for (std::uint32_t i = 0; i < n; ++i)
-      edge_latency[i] = step_latency(group, ring[i], ring[(i + 1) % n], options);
+    const std::vector<Time> edge_latency = edge_latencies(ring, group, options);
     const std::uint32_t chunks = chunk_count(share(bytes[r], n, 0), options);
     const std::size_t base = builder.size();
     auto id = [&](std::uint32_t k, std::uint32_t c, std::uint32_t i) {
@@ -121,17 +140,84 @@ void emit_ring_fluid(PlanBuilder& builder, std::span<const std::vector<std::uint
     for (std::uint32_t i = 0; i < n; ++i) {
       // The edge carries every segment its sender forwards over all steps, exactly the bytes of
       // the step-by-step form; its latency is that of `steps` consecutive steps.
-      // A reduce-scatter sends every segment but (i + 1), an all-gather every one but (i + 2).
-      Bytes edge_bytes;
-      if (phase != RingPhase::kAllGather) edge_bytes += bytes[r] - share(bytes[r], n, (i + 1) % n);
-      if (phase != RingPhase::kReduceScatter)
-        edge_bytes += bytes[r] - share(bytes[r], n, (i + 2) % n);
+      const Bytes edge_bytes = fluid_edge_bytes(bytes[r], n, i, phase);
       const Time extra = start_latency(frontier, ring[i], mean * steps, options);
       const TransferId t =
           builder.add({Endpoint::member(ring[i]), Endpoint::member(ring[(i + 1) % n]), edge_bytes,
                        extra, steps},
                       frontier.deps(ring[i]));
       done.add(ring[(i + 1) % n], t);
+    }
+  }
+  done.apply(builder, frontier);
+}
+
+void emit_ring_pipelined(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> rings,
+                         std::span<const Bytes> bytes, RingPhase phase, const PlanOptions& options,
+                         Frontier& frontier, const GroupShape* group) {
+  DoneLists done(frontier.size());
+  for (std::size_t r = 0; r < rings.size(); ++r) {
+    const auto& ring = rings[r];
+    const auto n = static_cast<std::uint32_t>(ring.size());
+    if (n < 2) continue;
+    const std::uint32_t steps = steps_of(phase, n);
+    const std::vector<Time> edge_latency = edge_latencies(ring, group, options);
+    const std::uint32_t chunks = chunk_count(share(bytes[r], n, 0), options);
+    // Hop k crosses edge first + k with the first chunk of the segment that step sends there
+    // (the same segment throughout a phase). The chain crosses the n - (steps mod n) edges before
+    // `first` once less than the others; like the step form's slowest member, it skips the
+    // cheapest such run of edges: the least step latency, then the fewest edges between scale-up
+    // domains (their routes cross the network), then the first.
+    auto crosses = [&](std::uint32_t i) {
+      return group != nullptr && !group->domain.empty() &&
+             group->domain[ring[i]] != group->domain[ring[(i + 1) % n]];
+    };
+    const std::uint32_t skipped = n - steps % n;
+    std::uint32_t first = 0;
+    std::pair<Time, std::uint32_t> cheapest{Time::max(), 0};
+    for (std::uint32_t f = 0; f < n; ++f) {
+      std::pair<Time, std::uint32_t> run{Time::zero(), 0};
+      for (std::uint32_t j = 1; j <= skipped; ++j) {
+        const std::uint32_t i = (f + n - j) % n;
+        run.first += edge_latency[i];
+        run.second += crosses(i) ? 1 : 0;
+      }
+      if (run < cheapest) {
+        cheapest = run;
+        first = f;
+      }
+    }
+    std::vector<Bytes> hop_bytes(steps);
+    std::vector<Bytes> chain_on_edge(n);
+    for (std::uint32_t k = 0; k < steps; ++k) {
+      const std::uint32_t i = (first + k) % n;
+      hop_bytes[k] = share(share(bytes[r], n, segment_sent(phase, n, i, k)), chunks, 0);
+      chain_on_edge[i] += hop_bytes[k];
+    }
+    // Every edge's other bytes, as one fluid transfer from the start (its step latency once).
+    std::vector<TransferId> edges(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const Time extra = start_latency(frontier, ring[i], edge_latency[i], options);
+      edges[i] = builder.add({Endpoint::member(ring[i]), Endpoint::member(ring[(i + 1) % n]),
+                              fluid_edge_bytes(bytes[r], n, i, phase) - chain_on_edge[i], extra, 1},
+                             frontier.deps(ring[i]));
+    }
+    TransferId last{};
+    for (std::uint32_t k = 0; k < steps; ++k) {
+      const std::uint32_t i = (first + k) % n;
+      Transfer t{Endpoint::member(ring[i]), Endpoint::member(ring[(i + 1) % n]), hop_bytes[k],
+                 edge_latency[i], 1};
+      std::vector<TransferId> deps(frontier.deps(ring[i]).begin(), frontier.deps(ring[i]).end());
+      if (k == 0) {
+        t.extra_latency = start_latency(frontier, ring[i], edge_latency[i], options);
+      } else {
+        deps.push_back(last);
+      }
+      last = builder.add(t, deps);
+    }
+    for (std::uint32_t i = 0; i < n; ++i) {
+      done.add(ring[(i + 1) % n], edges[i]);
+      done.add(ring[(i + 1) % n], last);
     }
   }
   done.apply(builder, frontier);

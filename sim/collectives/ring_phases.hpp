@@ -40,6 +40,16 @@ void emit_ring_steps(PlanBuilder& builder, std::span<const std::vector<std::uint
 void emit_ring_fluid(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> rings,
                      std::span<const Bytes> bytes, RingPhase phase, const PlanOptions& options,
                      Frontier& frontier, const GroupShape* group = nullptr);
+// The pipelined fluid form ("ring-pipelined", opt-in): per ring, a chain of one transfer per
+// step that carries the first chunk of one segment round the ring, edge after edge, each hop
+// charged its own edge's step latency and route latency once and waiting for the hop before (a
+// chunk waits on its predecessor's arrival: the step form's critical path), and one fluid
+// transfer per edge with the edge's other bytes of every step, from the start (its step latency
+// once). Every edge carries the step form's bytes; about n + steps transfers per ring instead of
+// steps x chunks x n. A member holds its result once its incoming edge and the chain are done.
+void emit_ring_pipelined(PlanBuilder& builder, std::span<const std::vector<std::uint32_t>> rings,
+                         std::span<const Bytes> bytes, RingPhase phase, const PlanOptions& options,
+                         Frontier& frontier, const GroupShape* group = nullptr);
 
 // Pipelined chains: chain r moves `bytes[r]` from chain[0] to the end (broadcast) or, with
 // `toward_head`, from the end back to chain[0] (reduce). Step form: chunks follow each other on

@@ -1,5 +1,9 @@
-// The step-by-step ring and the fluid ring agree on large messages (docs/design.md, "Collectives").
+// The step-by-step ring and the fluid ring agree on large messages (docs/design.md, "Collectives");
+// the pipelined fluid ring keeps the step form's latency (docs/collectives.md, "ring-pipelined").
 #include <gtest/gtest.h>
+
+#include <map>
+#include <utility>
 
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/collective_session.hpp"
@@ -86,6 +90,70 @@ TEST(RingForms, FluidOverstatesLatencyOfMixedRingsOnSmallMessages) {
   const double steps = run(topo, 16, "ring", 1024);
   const double fluid = run(topo, 16, "ring-fluid", 1024);
   EXPECT_LT(steps, fluid * 0.7);
+}
+
+// Bytes per (sender, receiver) and transfer count of a plan.
+struct PlanSummary {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::int64_t> edge_bytes;
+  std::size_t transfers = 0;  // joins left out
+};
+
+PlanSummary summarize(const Plan& plan) {
+  PlanSummary out;
+  for (std::uint32_t t = 0; t < plan.size(); ++t) {
+    const Transfer& x = plan.transfer(TransferId(t));
+    if (x.is_join()) continue;
+    ++out.transfers;
+    out.edge_bytes[{x.src.member_index(), x.dst.member_index()}] += x.bytes.count();
+  }
+  return out;
+}
+
+TEST(RingForms, PipelinedMovesTheStepFormsBytesInFewTransfers) {
+  // 2 nodes x 8 A100, 8 channels (rings that mix NVLink and NIC edges): per channel n edges of
+  // fluid bytes and one chain of a chunk per step, against steps x chunks x n transfers; every
+  // edge carries exactly the step form's bytes (the chain's chunks are taken off its edges' bulk).
+  const auto topo = testing::preset("selene", "{nodes: 2}");
+  const GroupShape group = group_shape(topo, place_group(topo, testing::first_ranks(16)));
+  const Calibration calibration = calibrated_presets();
+  PlanOptions options = calibration.plan_options();
+  options.protocol = ProtocolChoice::kOff;
+  const auto registry = builtin_algorithms();
+  for (const auto kind :
+       {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    Operation op;
+    op.kind = kind;
+    op.size = Bytes((std::int64_t{384} << 20) + 12345);  // uneven shares, 4 chunks a step
+    const Plan steps = registry.create("ring")->plan(op, group, options);
+    const Plan pipelined = registry.create("ring-pipelined")->plan(op, group, options);
+    const PlanSummary a = summarize(steps), b = summarize(pipelined);
+    EXPECT_EQ(a.edge_bytes, b.edge_bytes) << to_string(kind);
+    const std::size_t ring_steps = kind == CollectiveKind::kAllReduce ? 30 : 15;
+    EXPECT_EQ(b.transfers, 8 * (16 + ring_steps)) << to_string(kind);
+    EXPECT_GT(a.transfers, 8 * ring_steps * 16);  // more than one chunk a step
+  }
+}
+
+TEST(RingForms, PipelinedKeepsTheStepFormsLatencyOnSmallMessages) {
+  // At 1 KiB on 2 x 8 A100 (one ring) the critical path is one chunk going round the ring, each
+  // edge at its own step and route latency: the chain is that path. The step form's slowest
+  // member waits for the chain that skips the cheapest edge, which the chain also skips; the
+  // fluid form pays 2(n-1) times the NIC edges' route latency instead (above).
+  const auto topo = testing::preset("selene", "{nodes: 2}");
+  const double steps = run(topo, 16, "ring", 1024, 1);
+  const double pipelined = run(topo, 16, "ring-pipelined", 1024, 1);
+  const double fluid = run(topo, 16, "ring-fluid", 1024, 1);
+  EXPECT_NEAR(pipelined, steps, steps * 0.01);
+  EXPECT_LT(pipelined, fluid * 0.7);
+}
+
+TEST(RingForms, PipelinedMatchesTheFluidFormOnLargeMessagesOfOneNode) {
+  // 8x H100 in one NVLink domain, 1 GiB: bandwidth-bound, 14/8·S/B in every form; the chain's
+  // chunks share their edges with the bulk and end with it.
+  const auto node = testing::preset("dgx-h100");
+  const double fluid = run(node, 8, "ring-fluid", kGiB);
+  EXPECT_NEAR(run(node, 8, "ring-pipelined", kGiB), fluid, fluid * 0.01);
+  EXPECT_NEAR(run(node, 8, "ring", kGiB), fluid, fluid * 0.01);
 }
 
 }  // namespace
