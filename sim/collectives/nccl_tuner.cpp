@@ -111,6 +111,7 @@ double algorithm_bandwidth(const Operation& op, const Shape& s, NcclAlgorithm a,
   }
   const int gen = s.hopper ? 1 : 0;
   const double channels = s.ppn;  // across nodes: one graph channel per NIC (ceiling_bus_gbps)
+  const bool per_channel = multi && s.ppn >= 2;
   const bool allreduce = op.kind == CollectiveKind::kAllReduce;
   if (a == NcclAlgorithm::kRing && p == Protocol::kLL)
     bus = std::min(
@@ -118,16 +119,16 @@ double algorithm_bandwidth(const Operation& op, const Shape& s, NcclAlgorithm a,
         bus * (multi || allreduce || op.kind == CollectiveKind::kReduce ? 1.0 / 4.0 : 1.0 / 3.0));
   if (a == NcclAlgorithm::kRing && p == Protocol::kLL128) {
     bus *= s.ppn < 2 ? 0.7 : 0.92;
-    if (multi) bus = std::min(bus, channels * kPerChannelRingLL128[gen]);
+    if (per_channel) bus = std::min(bus, channels * kPerChannelRingLL128[gen]);
   }
   if (a == NcclAlgorithm::kTree) {
     bus *= 0.92;
-    if (multi) bus = std::min(bus, channels * kPerChannelTree[gen][index2]);
+    if (per_channel) bus = std::min(bus, channels * kPerChannelTree[gen][index2]);
   }
   if (a == NcclAlgorithm::kTree && p == Protocol::kLL) bus = std::min(bus / 3.8, ll_max);
   if (a == NcclAlgorithm::kTree && p == Protocol::kLL128) {
     bus *= s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
-    if (multi) bus = std::min(bus, channels * kPerChannelTreeLL128[gen][index2]);
+    if (per_channel) bus = std::min(bus, channels * kPerChannelTreeLL128[gen][index2]);
   }
   if (a == NcclAlgorithm::kCollNetDirect && s.hopper) bus *= 0.85;  // minCompCap >= 90
   return bus * bus_to_algorithm_ratio(op, s, a);
@@ -149,22 +150,26 @@ std::optional<double> ceiling_bus_gbps(const Operation& op, const Shape& s, Nccl
   const int gen = s.hopper ? 1 : 0;
   const double bus = multi ? std::min(s.nccl_intra, s.node_net) : s.nccl_intra;
   const double channels = s.ppn;
+  // One graph channel per NIC is what NCCL prints on nodes of 8 GPUs and 8 NICs (H800: "16 coll
+  // channels", two thread blocks each); with one GPU per node how many channels share its NIC is
+  // not known, so the per-channel ceilings apply from 2 ranks per node on.
+  const bool per_channel = multi && s.ppn >= 2;
   if (a == NcclAlgorithm::kRing) {
     if (p == Protocol::kLL) {
       const bool quarter =
           multi || op.kind == CollectiveKind::kAllReduce || op.kind == CollectiveKind::kReduce;
       return std::min(kLlMaxBw[index2], bus * (quarter ? 1.0 / 4.0 : 1.0 / 3.0));
     }
-    if (p == Protocol::kLL128 && multi) return channels * kPerChannelRingLL128[gen];
+    if (p == Protocol::kLL128 && per_channel) return channels * kPerChannelRingLL128[gen];
     return std::nullopt;
   }
   if (a != NcclAlgorithm::kTree) return std::nullopt;
   double b = bus * 0.92;
-  if (multi) b = std::min(b, channels * kPerChannelTree[gen][index2]);
+  if (per_channel) b = std::min(b, channels * kPerChannelTree[gen][index2]);
   if (p == Protocol::kLL) b = std::min(b / 3.8, kLlMaxBw[index2]);
   if (p == Protocol::kLL128) {
     b *= multi ? 120.0 / 128.0 : 7.0 / 9.0;
-    if (multi) b = std::min(b, channels * kPerChannelTreeLL128[gen][index2]);
+    if (per_channel) b = std::min(b, channels * kPerChannelTreeLL128[gen][index2]);
   }
   return b * tree_correction(p, op.size.count());
 }

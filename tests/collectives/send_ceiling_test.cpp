@@ -51,6 +51,14 @@ TEST(NcclCeiling, PerChannelCapsOfHopperAcrossNodes) {
               232 * 0.9 * 0.5, 1e-9);
   // Tree Simple on 8 nodes at 1 GiB (correction 1.0 past 256 MiB): min(341.1, 288) = 288.
   EXPECT_NEAR(ceiling_gbps(big, eight, NcclAlgorithm::kTree, Protocol::kSimple), 288 * 0.5, 1e-9);
+  // One GPU per node (GPU 0 of 4 nodes): how many channels share its NIC is unknown, so no
+  // per-channel ceiling; LL's stays (min(20.4 on 4+ nodes, 50/4), ratio 4/6).
+  const auto topo = testing::preset("dgx-h100-superpod", "{nodes: 4}");
+  const std::vector<std::uint32_t> first_gpus{0, 8, 16, 24};
+  const GroupShape ppn1 = group_shape(topo, place_group(topo, first_gpus));
+  ASSERT_EQ(ppn1.num_domains(), 4u);
+  EXPECT_LT(ceiling_gbps(big, ppn1, NcclAlgorithm::kRing, Protocol::kLL128), 0);
+  EXPECT_NEAR(ceiling_gbps(big, ppn1, NcclAlgorithm::kRing, Protocol::kLL), 12.5 * 4 / 6, 1e-9);
 }
 
 TEST(NcclCeiling, OneNodeLLIsAQuarterOfNcclsNVLinkFigure) {
