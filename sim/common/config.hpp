@@ -81,6 +81,9 @@ class Document {
   const std::vector<std::filesystem::path>& files() const { return files_; }
 
   static constexpr std::size_t kMaxValues = 5'000'000;
+  // Of them, at most this many added by expanding aliases (anchors reuse small blocks; a file whose
+  // aliases add more is a "billion laughs" text).
+  static constexpr std::size_t kMaxAliasValues = 1'000'000;
 
  private:
   Value root_;

@@ -204,6 +204,29 @@ TEST(Config, AliasInsideTheNodeItNamesIsRefused) {
   EXPECT_NO_THROW(Document::parse("a: &a [1, 2]\nb: *a\nc: {k: *a}\n", "ok.yaml"));
 }
 
+TEST(Config, AliasesMayAddAMillionValuesToWhatTheTextWrites) {
+  // 1,000 values behind an anchor, aliased k times: k x 1,001 values added (the sequence and its
+  // leaves), less the two keys the text writes and the count of values leaves out. 999 aliases
+  // add 999,997 and pass; 1,000 add 1,000,998 and are refused, long before the 5 million of the
+  // whole limit. A text that writes its values out is held to that limit only.
+  auto text = [](int aliases) {
+    std::string t = "a: &a [";
+    for (int i = 0; i < 1000; ++i)
+      t += i ? ",x" : "x";
+    t += "]\nb: [";
+    for (int i = 0; i < aliases; ++i)
+      t += i ? ",*a" : "*a";
+    return t + "]\n";
+  };
+  EXPECT_NO_THROW(Document::parse(text(999), "ok.yaml"));
+  expect_error([&] { Document::parse(text(1000), "laughs.yaml"); },
+               {"laughs.yaml", "aliases expand to 1000998 more values", "at most 1000000"});
+  std::string written = "a: [";
+  for (int i = 0; i < 1'050'000; ++i)
+    written += i ? ",1" : "1";
+  EXPECT_NO_THROW(Document::parse(written + "]\n", "written.yaml"));
+}
+
 TEST(Config, ValuesAreCountedAsExpandedAndAMapsKeysAreNot) {
   // 2,000 x 2,500 = 5,000,000 leaves once expanded: with their sequences, over the limit.
   std::string text = "a: &a [";
