@@ -99,6 +99,11 @@ void silence(Context& ctx) {
   // A stream with badbit set writes nothing; main's error messages go through ctx.err too.
   ctx.out.setstate(std::ios::badbit);
   ctx.err.setstate(std::ios::badbit);
+  // Open MPI's launcher ends the whole job as soon as one process exits with a status other than
+  // 0: a process that exited 2 here before process 0 had printed the message they agreed on took
+  // the message with it (mpirun exited 2 with no error printed; seen under load in
+  // tests/search/mpi_search.sh). Exiting 0 leaves process 0 to print and to give the job its 2.
+  ctx.errors_reported_elsewhere = true;
 }
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
@@ -174,7 +179,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     } catch (const InputError& e) {
       out.flush();
       err << "stepsim: error: " << e.what() << "\n";
-      return 2;
+      return context.errors_reported_elsewhere ? 0 : 2;
     } catch (const std::exception& e) {
       out.flush();
       err << "stepsim: internal error: " << e.what()

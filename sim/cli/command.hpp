@@ -38,6 +38,9 @@ struct Context {
   // that an interrupted run leaves no partial file (null in tests run in-process).
   output::OutputGuard* output_guard = nullptr;
   double progress_after_s = 1.0;  // progress lines start after this much wall time (tests: 0)
+  // Set by silence(): process 0 of an MPI launch reports this process's input errors (every
+  // process agrees on the first one), so here they end the process with 0, not 2.
+  bool errors_reported_elsewhere = false;
 };
 
 using Action = std::function<int(Context&)>;
