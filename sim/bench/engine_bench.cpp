@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/engine/flow_network.hpp"
+#include "sim/engine/level_rates.hpp"
 #include "sim/engine/simulator.hpp"
 
 namespace stepsim::engine {
@@ -255,6 +256,115 @@ void BM_AllToAllToleranceError(benchmark::State& state) {
 }
 BENCHMARK(BM_AllToAllToleranceError)
     ->ArgsProduct({{64, 128, 256}, {100, 500, 1000}})
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);
+
+// The same all-to-all (range(0) endpoints, range(1) 1 for uneven sizes; same fat-tree, paths,
+// sizes and flow order as run_all_to_all) with the rates held per bottleneck level (LevelRates,
+// the issue 16 prototype, exact max-min): finish times per flow in start order.
+struct LevelsRun {
+  std::vector<std::int64_t> finish_ps;
+  LevelRates::Counters counters;
+};
+
+LevelsRun run_all_to_all_levels(int endpoints, bool uneven) {
+  LevelRates net;
+  const double bandwidth = BytesPerSecond::gigabits(400).value();
+  const std::int64_t latency = Time::us(1).picoseconds();
+  constexpr int kLeaves = 32, kHostsPerLeaf = 16, kSpines = 16;
+  const int hosts = kLeaves * kHostsPerLeaf;
+  std::vector<std::uint32_t> up, down, leaf_up, spine_down;
+  for (int h = 0; h < hosts; ++h)
+    up.push_back(net.add_link(bandwidth, latency));
+  for (int h = 0; h < hosts; ++h)
+    down.push_back(net.add_link(bandwidth, latency));
+  for (int i = 0; i < kLeaves * kSpines; ++i)
+    leaf_up.push_back(net.add_link(bandwidth, latency));
+  for (int i = 0; i < kSpines * kLeaves; ++i)
+    spine_down.push_back(net.add_link(bandwidth, latency));
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> factor(1.0, 2.0);
+  for (int s = 0; s < endpoints; ++s) {
+    for (int d = 0; d < endpoints; ++d) {
+      if (s == d) continue;
+      const int ls = s / kHostsPerLeaf;
+      const int ld = d / kHostsPerLeaf;
+      const int spine = d % kSpines;
+      const std::array<std::uint32_t, 4> path =
+          ls == ld ? std::array<std::uint32_t, 4>{up[s], down[d], 0, 0}
+                   : std::array<std::uint32_t, 4>{up[s], leaf_up[ls * kSpines + spine],
+                                                  spine_down[spine * kLeaves + ld], down[d]};
+      const double bytes = uneven ? kMiB * factor(rng) : kMiB;
+      net.add_flow(std::span<const std::uint32_t>(path.data(), ls == ld ? 2 : 4),
+                   static_cast<double>(static_cast<std::int64_t>(bytes)));
+    }
+  }
+  net.run();
+  LevelsRun run;
+  run.finish_ps.assign(net.finish_ps().begin(), net.finish_ps().end());
+  run.counters = net.counters();
+  return run;
+}
+
+void set_level_counters(benchmark::State& state, const LevelRates::Counters& c) {
+  state.counters["instants"] = static_cast<double>(c.instants);
+  state.counters["full_solves"] = static_cast<double>(c.full_solves);
+  state.counters["level_solves"] = static_cast<double>(c.level_solves);
+  state.counters["level_updates"] = static_cast<double>(c.level_updates);
+  state.counters["member_visits"] = static_cast<double>(c.member_visits);
+  state.counters["classes_solved"] = static_cast<double>(c.classes_solved);
+  state.counters["class_moves"] = static_cast<double>(c.class_moves);
+  state.counters["refused_order"] = static_cast<double>(c.fallback_order);
+  state.counters["refused_capacity"] = static_cast<double>(c.fallback_capacity);
+  state.counters["partial_solves"] = static_cast<double>(c.partial_solves);
+  state.counters["classes_in_play"] = static_cast<double>(c.classes_in_play);
+  state.counters["link_scans"] = static_cast<double>(c.link_scans);
+}
+
+void BM_AllToAllLevels(benchmark::State& state) {
+  LevelsRun run;
+  for (auto _ : state) {
+    run = run_all_to_all_levels(static_cast<int>(state.range(0)), state.range(1) != 0);
+    if (std::count(run.finish_ps.begin(), run.finish_ps.end(), -1) != 0)
+      state.SkipWithError("not every flow completed");
+  }
+  set_level_counters(state, run.counters);
+  state.counters["flows"] = static_cast<double>(run.finish_ps.size());
+  state.counters["simulated_ms"] =
+      static_cast<double>(*std::max_element(run.finish_ps.begin(), run.finish_ps.end())) * 1e-9;
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK(BM_AllToAllLevels)
+    ->ArgsProduct({{64, 128, 256, 512}, {0, 1}})
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);
+
+// Both: the flow network (exact) and the levels, flow by flow. Counters: the largest difference
+// of a finish time in picoseconds and relative, and the flows whose finish differs.
+void BM_AllToAllLevelsError(benchmark::State& state) {
+  double worst_ps = 0, worst_rel = 0, differ = 0;
+  for (auto _ : state) {
+    const AllToAllRun exact = run_all_to_all(static_cast<int>(state.range(0)), true, 0.0);
+    const LevelsRun levels = run_all_to_all_levels(static_cast<int>(state.range(0)), true);
+    worst_ps = worst_rel = differ = 0;
+    for (std::size_t f = 0; f < exact.finish_s.size(); ++f) {
+      const double e = exact.finish_s[f] * 1e12;
+      const double a = static_cast<double>(levels.finish_ps[f]);
+      worst_ps = std::max(worst_ps, std::abs(a - e));
+      worst_rel = std::max(worst_rel, std::abs(a - e) / e);
+      if (std::abs(a - e) > 0.5) ++differ;
+    }
+    set_level_counters(state, levels.counters);
+  }
+  state.counters["worst_diff_ps"] = worst_ps;
+  state.counters["worst_diff_rel"] = worst_rel;
+  state.counters["flows_differing"] = differ;
+}
+BENCHMARK(BM_AllToAllLevelsError)
+    ->Arg(64)
+    ->Arg(128)
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kSecond);

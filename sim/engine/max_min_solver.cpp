@@ -25,6 +25,22 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
   }
 }
 
+void MaxMinSolver::solve_with_bottlenecks(std::span<const double> link_capacity,
+                                          std::span<const std::uint32_t> class_flows,
+                                          std::span<const std::uint32_t> path_offsets,
+                                          std::span<const std::uint32_t> path_links,
+                                          std::span<double> rate,
+                                          std::span<std::uint32_t> bottleneck,
+                                          std::vector<std::uint32_t>& order) {
+  assert(bottleneck.size() == class_flows.size());
+  order.clear();
+  bottleneck_ = bottleneck;
+  order_ = &order;
+  solve(link_capacity, class_flows, path_offsets, path_links, {}, rate);
+  bottleneck_ = {};
+  order_ = nullptr;
+}
+
 template <bool kWeighted>
 void MaxMinSolver::transpose(const Problem& problem) {
   const std::size_t links = problem.link_capacity.size();
@@ -74,7 +90,7 @@ void MaxMinSolver::place_links(std::size_t links) {
     if (unfrozen_[l] == 0) continue;
     share_[l] = remaining_[l] / demand<kWeighted>(l);
     if (link_offsets_[l + 1] - link_offsets_[l] == 1) {
-      caps_.push_back({share_[l], link_classes_[link_offsets_[l]]});
+      caps_.push_back({share_[l], link_classes_[link_offsets_[l]], l});
     } else {
       heap_.push_unordered({share_[l], l});
     }
@@ -94,7 +110,8 @@ void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
   double level = 0.0;
   std::uint32_t stamp = 0;
   std::size_t unfrozen_classes = classes;
-  auto freeze = [&](std::uint32_t c) {
+  auto freeze = [&](std::uint32_t c, std::uint32_t at) {
+    if (!bottleneck_.empty()) bottleneck_[c] = at;
     frozen_[c] = 1;
     --unfrozen_classes;
     rate[c] = level;
@@ -136,15 +153,21 @@ void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
     // hair lower than the level reached, which the max() absorbs.
     if (have_cap && (heap_.empty() || caps_[next_cap].share <= heap_.top().key)) {
       level = std::max(level, caps_[next_cap].share);
-      freeze(caps_[next_cap].cls);
+      freeze(caps_[next_cap].cls, caps_[next_cap].link);
+      if (order_ != nullptr) order_->push_back(caps_[next_cap].link);
       ++next_cap;
     } else {
       const std::uint32_t l = heap_.top().link;
       pop_top();
       level = std::max(level, share_[l]);
+      bool froze = false;
       for (std::uint32_t k = link_offsets_[l]; k < link_offsets_[l + 1]; ++k) {
-        if (frozen_[link_classes_[k]] == 0) freeze(link_classes_[k]);
+        if (frozen_[link_classes_[k]] == 0) {
+          freeze(link_classes_[k], l);
+          froze = true;
+        }
       }
+      if (froze && order_ != nullptr) order_->push_back(l);
     }
     // A link's share only grows when classes below it freeze (they take level <= share per flow
     // off it): its key stays as a lower bound until it reaches the top. Rounding can lower a share

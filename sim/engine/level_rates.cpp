@@ -1,0 +1,414 @@
+#include "sim/engine/level_rates.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+
+namespace stepsim::engine {
+namespace {
+
+constexpr double kSecondsPerPs = 1e-12;
+constexpr double kPsPerSecond = 1e12;
+constexpr double kMaxDrainPs = 4e18;
+// Groups whose level is below the smallest departed level by more than this (relative) keep it
+// (as IncrementalMaxMin's kFixedRateMargin).
+constexpr double kFixedLevelMargin = 1e-9;
+
+// As FlowNetwork's (flow_network.cpp): whole picoseconds to drain `bytes` at `rate`, rounded up
+// less the same slack.
+std::int64_t drain_ps(double bytes, double rate) {
+  if (bytes <= 0.0) return 0;
+  double ps = bytes / rate * kPsPerSecond;
+  ps -= 1e-3 + ps * 1e-12;
+  if (ps <= 0.0) return 0;
+  if (ps >= kMaxDrainPs) return static_cast<std::int64_t>(kMaxDrainPs);
+  return static_cast<std::int64_t>(std::ceil(ps));
+}
+
+}  // namespace
+
+std::uint32_t LevelRates::add_link(double capacity, std::int64_t latency_ps) {
+  if (!(capacity > 0.0) || latency_ps < 0)
+    throw std::invalid_argument("LevelRates::add_link: bad capacity or latency");
+  const auto id = static_cast<std::uint32_t>(capacity_.size());
+  capacity_.push_back(capacity);
+  latency_ps_.push_back(latency_ps);
+  foreign_.push_back(0.0);
+  group_flows_.push_back(0);
+  level_.push_back(0.0);
+  clock_.push_back(0.0);
+  clock_ps_.push_back(0);
+  members_.emplace_back();
+  targets_.emplace_back();
+  order_pos_.push_back(kNone);
+  dirty_.push_back(0);
+  touched_mark_.push_back(0);
+  end_pos_.push_back(kNone);
+  link_load_.push_back(0.0);
+  link_classes_.emplace_back();
+  remaining_.push_back(0.0);
+  unfrozen_.push_back(0);
+  unfrozen_members_.push_back(0);
+  link_stamp_.push_back(0);
+  heap_pos_.push_back(kNone);
+  return id;
+}
+
+std::uint32_t LevelRates::add_flow(std::span<const std::uint32_t> links, double bytes) {
+  const auto f = static_cast<std::uint32_t>(flow_class_.size());
+  std::int64_t latency = 0;
+  for (const std::uint32_t l : links) {
+    if (l >= capacity_.size()) throw std::invalid_argument("LevelRates::add_flow: unknown link");
+    latency += latency_ps_[l];
+  }
+  done_.push_back(0);
+  target_.push_back(bytes);
+  if (!(bytes > 0.0) || links.empty()) {
+    flow_class_.push_back(kNone);
+    finish_ps_.push_back(latency);
+    done_.back() = 1;
+    return f;
+  }
+  finish_ps_.push_back(-1);
+  std::vector<std::uint32_t> key(links.begin(), links.end());
+  auto [it, inserted] =
+      class_of_path_.try_emplace(std::move(key), static_cast<std::uint32_t>(class_flows_.size()));
+  const std::uint32_t cls = it->second;
+  if (inserted) {
+    path_.insert(path_.end(), links.begin(), links.end());
+    path_offset_.push_back(static_cast<std::uint32_t>(path_.size()));
+    class_latency_ps_.push_back(latency);
+    class_flows_.push_back(0);
+    group_.push_back(kNone);
+    member_pos_.push_back(kNone);
+    class_flow_list_.emplace_back();
+    class_in_play_.push_back(0);
+    class_frozen_.push_back(0);
+    for (const std::uint32_t l : links)
+      link_classes_[l].push_back(cls);
+  }
+  ++class_flows_[cls];
+  class_flow_list_[cls].push_back(f);
+  flow_class_.push_back(cls);
+  return f;
+}
+
+void LevelRates::settle(std::uint32_t link, std::int64_t now_ps) {
+  if (now_ps > clock_ps_[link]) {
+    clock_[link] += level_[link] * (static_cast<double>(now_ps - clock_ps_[link]) * kSecondsPerPs);
+    clock_ps_[link] = now_ps;
+  }
+}
+
+const LevelRates::Target* LevelRates::first_target(std::uint32_t link) {
+  std::vector<Target>& heap = targets_[link];
+  while (!heap.empty()) {
+    const Target& t = heap.front();
+    const std::uint32_t f = t.flow;
+    if (done_[f] == 0 && group_[flow_class_[f]] == link && t.target == target_[f]) return &t;
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    heap.pop_back();
+  }
+  return nullptr;
+}
+
+void LevelRates::update_end(std::uint32_t link) {
+  const Target* t = level_[link] > 0.0 ? first_target(link) : nullptr;
+  const std::uint32_t pos = end_pos_[link];
+  if (t == nullptr) {
+    if (pos != kNone) {
+      ends_.remove(pos);
+      end_pos_[link] = kNone;
+    }
+    return;
+  }
+  const GroupEnd e{clock_ps_[link] + drain_ps(t->target - clock_[link], level_[link]), link};
+  if (pos == kNone) {
+    ends_.push(e);
+  } else {
+    ends_.update(pos, e);
+  }
+}
+
+void LevelRates::depart(std::uint32_t f, std::int64_t now_ps) {
+  const std::uint32_t cls = flow_class_[f];
+  const std::uint32_t k = group_[cls];
+  done_[f] = 1;
+  finish_ps_[f] = now_ps + class_latency_ps_[cls];
+  std::vector<std::uint32_t>& list = class_flow_list_[cls];
+  *std::find(list.begin(), list.end(), f) = list.back();
+  list.pop_back();
+  const double x = level_[k];
+  for (const std::uint32_t m : path(cls))
+    link_load_[m] -= x;
+  min_departed_level_ = any_departure_ ? std::min(min_departed_level_, x) : x;
+  any_departure_ = true;
+  --group_flows_[k];
+  if (--class_flows_[cls] == 0) {
+    std::vector<std::uint32_t>& members = members_[k];
+    const std::uint32_t pos = member_pos_[cls];
+    members[pos] = members.back();
+    member_pos_[members[pos]] = pos;
+    members.pop_back();
+    member_pos_[cls] = kNone;
+  }
+}
+
+void LevelRates::run() {
+  full_solve(0);
+  while (!ends_.empty()) {
+    const std::int64_t now = ends_.top().end_ps;
+    ++counters_.instants;
+    while (!ends_.empty() && ends_.top().end_ps <= now) {
+      const std::uint32_t g = ends_.top().link;
+      settle(g, now);
+      // The first target is due by construction; the others with it when due within the same
+      // picosecond (as FlowNetwork's finish_due_parts).
+      const Target* t = first_target(g);
+      do {
+        const std::uint32_t f = t->flow;
+        std::pop_heap(targets_[g].begin(), targets_[g].end(), std::greater<>());
+        targets_[g].pop_back();
+        depart(f, now);
+        t = first_target(g);
+      } while (t != nullptr && drain_ps(t->target - clock_[g], level_[g]) == 0);
+      update_end(g);
+    }
+    partial_solve(now);
+  }
+}
+
+void LevelRates::move_class(std::uint32_t cls, std::uint32_t to) {
+  const std::uint32_t from = group_[cls];
+  ++counters_.class_moves;
+  const double shift = clock_[to] - (from == kNone ? 0.0 : clock_[from]);
+  for (const std::uint32_t f : class_flow_list_[cls]) {
+    target_[f] += shift;
+    targets_[to].push_back({target_[f], f});
+    std::push_heap(targets_[to].begin(), targets_[to].end(), std::greater<>());
+  }
+  group_[cls] = to;
+}
+
+void LevelRates::freeze(std::uint32_t cls, std::uint32_t at, double level, std::int64_t now_ps) {
+  class_frozen_[cls] = stamp_;
+  const std::uint32_t n = class_flows_[cls];
+  const std::uint32_t old = group_[cls];
+  unfrozen_members_[old] -= n;
+  if (old != at) {
+    (void)now_ps;
+    move_class(cls, at);
+  }
+  member_pos_[cls] = static_cast<std::uint32_t>(new_members_.size());
+  new_members_.push_back(cls);
+  const double load = static_cast<double>(n) * level;
+  for (const std::uint32_t m : path(cls)) {
+    remaining_[m] -= load;
+    unfrozen_[m] -= n;
+    freeze_touched_.push_back(m);
+  }
+}
+
+void LevelRates::partial_solve(std::int64_t now_ps) {
+  if (!any_departure_) return;
+  any_departure_ = false;
+  ++counters_.partial_solves;
+  ++stamp_;
+  // The groups below the smallest departed level keep their levels exactly (the departure
+  // pruning of IncrementalMaxMin::solve: progressive filling freezes in increasing order of
+  // level, and below that level nothing changed); the order holds them first.
+  const double fixed_below = min_departed_level_ * (1.0 - kFixedLevelMargin);
+  std::size_t first = 0;
+  while (first < order_.size() && level_[order_[first]] < fixed_below)
+    ++first;
+  // Take the load of the classes in play off their links, at their old levels.
+  touched_links_.clear();
+  auto touch = [&](std::uint32_t m) {
+    if (link_stamp_[m] != stamp_) {
+      link_stamp_[m] = stamp_;
+      remaining_[m] = capacity_[m] - link_load_[m];
+      unfrozen_[m] = 0;
+      unfrozen_members_[m] = 0;
+      touched_links_.push_back(m);
+    }
+  };
+  for (std::size_t i = first; i < order_.size(); ++i) {
+    const std::uint32_t k = order_[i];
+    settle(k, now_ps);
+    touch(k);
+    unfrozen_members_[k] = group_flows_[k];
+    const double x = level_[k];
+    counters_.classes_in_play += members_[k].size();
+    for (const std::uint32_t cls : members_[k]) {
+      class_in_play_[cls] = stamp_;
+      const std::uint32_t n = class_flows_[cls];
+      const double load = static_cast<double>(n) * x;
+      for (const std::uint32_t m : path(cls)) {
+        touch(m);
+        remaining_[m] += load;
+        unfrozen_[m] += n;
+      }
+    }
+  }
+  shares_.clear();
+  for (const std::uint32_t m : touched_links_) {
+    heap_pos_[m] = kNone;
+    if (unfrozen_[m] == 0) continue;
+    shares_.push_unordered({std::max(remaining_[m], 0.0) / static_cast<double>(unfrozen_[m]), m});
+  }
+  shares_.make_heap();
+  // Progressive filling over the links, freezing the old group's members first and reading the
+  // link's class list only when other classes in play cross it.
+  new_order_.clear();
+  double level = first > 0 ? level_[order_[first - 1]] : 0.0;
+  for (;;) {
+    while (!shares_.empty()) {
+      const std::uint32_t top = shares_.top().link;
+      const double share = unfrozen_[top] == 0 ? 0.0
+                                               : std::max(remaining_[top], 0.0) /
+                                                     static_cast<double>(unfrozen_[top]);
+      if (unfrozen_[top] == 0) {
+        heap_pos_[top] = kNone;
+        shares_.pop();
+      } else if (shares_.top().key < share) {
+        shares_.entry(0).key = share;
+        shares_.sift_down(0);
+      } else {
+        break;
+      }
+    }
+    if (shares_.empty()) break;
+    const std::uint32_t k = shares_.top().link;
+    level = std::max(level, shares_.top().key);
+    heap_pos_[k] = kNone;
+    shares_.pop();
+    const std::uint64_t to_freeze = unfrozen_[k];
+    std::uint64_t frozen_here = 0;
+    new_members_.clear();
+    freeze_touched_.clear();
+    settle(k, now_ps);
+    const bool was_group = order_pos_[k] != kNone && unfrozen_members_[k] > 0;
+    if (was_group) {
+      for (const std::uint32_t cls : members_[k]) {
+        if (class_frozen_[cls] == stamp_) continue;
+        frozen_here += class_flows_[cls];
+        freeze(cls, k, level, now_ps);
+      }
+    }
+    if (frozen_here < to_freeze) {
+      std::vector<std::uint32_t>& on_link = link_classes_[k];
+      std::size_t w = 0;
+      for (std::size_t r = 0; r < on_link.size(); ++r) {
+        const std::uint32_t cls = on_link[r];
+        if (class_flows_[cls] == 0) continue;  // gone: pruned from the list
+        on_link[w++] = cls;
+        if (class_in_play_[cls] != stamp_ || class_frozen_[cls] == stamp_) continue;
+        freeze(cls, k, level, now_ps);
+      }
+      counters_.link_scans += on_link.size();
+      on_link.resize(w);
+    }
+    if (level_[k] != level) {
+      ++counters_.level_updates;
+      level_[k] = level;
+    }
+    group_flows_[k] = 0;
+    for (const std::uint32_t cls : new_members_)
+      group_flows_[k] += class_flows_[cls];
+    members_[k].swap(new_members_);
+    new_order_.push_back(k);
+    order_pos_[k] = kNone - 1;  // (in the new order; positions below)
+    for (const std::uint32_t m : freeze_touched_) {
+      const std::uint32_t pos = heap_pos_[m];
+      if (pos == kNone || unfrozen_[m] == 0) continue;
+      const double share = std::max(remaining_[m], 0.0) / static_cast<double>(unfrozen_[m]);
+      if (share < shares_[pos].key) {
+        shares_.entry(pos).key = share;
+        shares_.sift_up(pos);
+      }
+    }
+  }
+  // Old groups in play that froze nothing are gone.
+  for (std::size_t i = first; i < order_.size(); ++i) {
+    const std::uint32_t k = order_[i];
+    if (order_pos_[k] == kNone - 1) continue;
+    level_[k] = 0.0;
+    group_flows_[k] = 0;
+    members_[k].clear();
+    order_pos_[k] = kNone;
+    update_end(k);
+  }
+  order_.resize(first);
+  for (const std::uint32_t k : new_order_) {
+    order_pos_[k] = static_cast<std::uint32_t>(order_.size());
+    order_.push_back(k);
+    update_end(k);
+  }
+  for (const std::uint32_t m : touched_links_)
+    link_load_[m] = capacity_[m] - remaining_[m];
+}
+
+void LevelRates::full_solve(std::int64_t now_ps) {
+  ++counters_.full_solves;
+  for (const std::uint32_t l : order_) {
+    settle(l, now_ps);
+    level_[l] = 0.0;
+    group_flows_[l] = 0;
+    order_pos_[l] = kNone;
+    members_[l].clear();
+    targets_[l].clear();
+  }
+  active_.clear();
+  offsets_.assign(1, 0);
+  local_path_.clear();
+  local_flows_.clear();
+  for (std::uint32_t cls = 0; cls < class_flows_.size(); ++cls) {
+    if (class_flows_[cls] == 0) continue;
+    active_.push_back(cls);
+    local_flows_.push_back(class_flows_[cls]);
+    const std::span<const std::uint32_t> links = path(cls);
+    local_path_.insert(local_path_.end(), links.begin(), links.end());
+    offsets_.push_back(static_cast<std::uint32_t>(local_path_.size()));
+  }
+  rate_.resize(active_.size());
+  bottleneck_.resize(active_.size());
+  counters_.classes_solved += active_.size();
+  solver_.solve_with_bottlenecks(capacity_, local_flows_, offsets_, local_path_, rate_, bottleneck_,
+                                 order_);
+  for (std::size_t i = 0; i < order_.size(); ++i) {
+    settle(order_[i], now_ps);  // (at level 0: only moves the clock's time)
+    order_pos_[order_[i]] = static_cast<std::uint32_t>(i);
+  }
+  std::fill(link_load_.begin(), link_load_.end(), 0.0);
+  for (std::size_t i = 0; i < active_.size(); ++i) {
+    const std::uint32_t cls = active_[i];
+    const std::uint32_t b = bottleneck_[i];
+    level_[b] = rate_[i];
+    group_flows_[b] += class_flows_[cls];
+    member_pos_[cls] = static_cast<std::uint32_t>(members_[b].size());
+    members_[b].push_back(cls);
+    const std::uint32_t old = group_[cls];
+    if (b != old) {
+      ++counters_.class_moves;
+      const double shift = clock_[b] - (old == kNone ? 0.0 : clock_[old]);
+      for (const std::uint32_t f : class_flow_list_[cls])
+        target_[f] += shift;
+      group_[cls] = b;
+    }
+    for (const std::uint32_t f : class_flow_list_[cls])
+      targets_[b].push_back({target_[f], f});
+    const double load = static_cast<double>(class_flows_[cls]) * rate_[i];
+    for (const std::uint32_t m : path(cls))
+      link_load_[m] += load;
+  }
+  ends_.clear();
+  std::fill(end_pos_.begin(), end_pos_.end(), kNone);
+  for (const std::uint32_t l : order_) {
+    std::make_heap(targets_[l].begin(), targets_[l].end(), std::greater<>());
+    update_end(l);
+  }
+}
+
+}  // namespace stepsim::engine
