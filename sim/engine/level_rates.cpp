@@ -207,7 +207,6 @@ void LevelRates::freeze(std::uint32_t cls, std::uint32_t at, double level, std::
   for (const std::uint32_t m : path(cls)) {
     remaining_[m] -= load;
     unfrozen_[m] -= n;
-    freeze_touched_.push_back(m);
   }
 }
 
@@ -320,15 +319,6 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
     members_[k].swap(new_members_);
     new_order_.push_back(k);
     order_pos_[k] = kNone - 1;  // (in the new order; positions below)
-    for (const std::uint32_t m : freeze_touched_) {
-      const std::uint32_t pos = heap_pos_[m];
-      if (pos == kNone || unfrozen_[m] == 0) continue;
-      const double share = std::max(remaining_[m], 0.0) / static_cast<double>(unfrozen_[m]);
-      if (share < shares_[pos].key) {
-        shares_.entry(pos).key = share;
-        shares_.sift_up(pos);
-      }
-    }
   }
   // Old groups in play that froze nothing are gone.
   for (std::size_t i = first; i < order_.size(); ++i) {
