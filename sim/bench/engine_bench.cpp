@@ -310,13 +310,9 @@ LevelsRun run_all_to_all_levels(int endpoints, bool uneven) {
 void set_level_counters(benchmark::State& state, const LevelRates::Counters& c) {
   state.counters["instants"] = static_cast<double>(c.instants);
   state.counters["full_solves"] = static_cast<double>(c.full_solves);
-  state.counters["level_solves"] = static_cast<double>(c.level_solves);
   state.counters["level_updates"] = static_cast<double>(c.level_updates);
-  state.counters["member_visits"] = static_cast<double>(c.member_visits);
   state.counters["classes_solved"] = static_cast<double>(c.classes_solved);
   state.counters["class_moves"] = static_cast<double>(c.class_moves);
-  state.counters["refused_order"] = static_cast<double>(c.fallback_order);
-  state.counters["refused_capacity"] = static_cast<double>(c.fallback_capacity);
   state.counters["partial_solves"] = static_cast<double>(c.partial_solves);
   state.counters["classes_in_play"] = static_cast<double>(c.classes_in_play);
   state.counters["link_scans"] = static_cast<double>(c.link_scans);

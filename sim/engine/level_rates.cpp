@@ -35,7 +35,6 @@ std::uint32_t LevelRates::add_link(double capacity, std::int64_t latency_ps) {
   const auto id = static_cast<std::uint32_t>(capacity_.size());
   capacity_.push_back(capacity);
   latency_ps_.push_back(latency_ps);
-  foreign_.push_back(0.0);
   group_flows_.push_back(0);
   level_.push_back(0.0);
   clock_.push_back(0.0);
@@ -43,8 +42,6 @@ std::uint32_t LevelRates::add_link(double capacity, std::int64_t latency_ps) {
   members_.emplace_back();
   targets_.emplace_back();
   order_pos_.push_back(kNone);
-  dirty_.push_back(0);
-  touched_mark_.push_back(0);
   end_pos_.push_back(kNone);
   link_load_.push_back(0.0);
   link_classes_.emplace_back();
@@ -61,6 +58,8 @@ std::uint32_t LevelRates::add_flow(std::span<const std::uint32_t> links, double 
   std::int64_t latency = 0;
   for (const std::uint32_t l : links) {
     if (l >= capacity_.size()) throw std::invalid_argument("LevelRates::add_flow: unknown link");
+    if (std::count(links.begin(), links.end(), l) != 1)
+      throw std::invalid_argument("LevelRates::add_flow: a link listed twice");
     latency += latency_ps_[l];
   }
   done_.push_back(0);
@@ -192,15 +191,12 @@ void LevelRates::move_class(std::uint32_t cls, std::uint32_t to) {
   group_[cls] = to;
 }
 
-void LevelRates::freeze(std::uint32_t cls, std::uint32_t at, double level, std::int64_t now_ps) {
+void LevelRates::freeze(std::uint32_t cls, std::uint32_t at, double level) {
   class_frozen_[cls] = stamp_;
   const std::uint32_t n = class_flows_[cls];
   const std::uint32_t old = group_[cls];
   unfrozen_members_[old] -= n;
-  if (old != at) {
-    (void)now_ps;
-    move_class(cls, at);
-  }
+  if (old != at) move_class(cls, at);
   member_pos_[cls] = static_cast<std::uint32_t>(new_members_.size());
   new_members_.push_back(cls);
   const double load = static_cast<double>(n) * level;
@@ -286,14 +282,13 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
     const std::uint64_t to_freeze = unfrozen_[k];
     std::uint64_t frozen_here = 0;
     new_members_.clear();
-    freeze_touched_.clear();
     settle(k, now_ps);
     const bool was_group = order_pos_[k] != kNone && unfrozen_members_[k] > 0;
     if (was_group) {
       for (const std::uint32_t cls : members_[k]) {
         if (class_frozen_[cls] == stamp_) continue;
         frozen_here += class_flows_[cls];
-        freeze(cls, k, level, now_ps);
+        freeze(cls, k, level);
       }
     }
     if (frozen_here < to_freeze) {
@@ -304,7 +299,7 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
         if (class_flows_[cls] == 0) continue;  // gone: pruned from the list
         on_link[w++] = cls;
         if (class_in_play_[cls] != stamp_ || class_frozen_[cls] == stamp_) continue;
-        freeze(cls, k, level, now_ps);
+        freeze(cls, k, level);
       }
       counters_.link_scans += on_link.size();
       on_link.resize(w);

@@ -1,32 +1,35 @@
 // Prototype (issue 16): exact max-min rates held per bottleneck level, for flows that all start
-// at time 0 and drain to completion (the all-to-all of BM_AllToAll). Not used by FlowNetwork yet;
-// it exists to measure what holding rates per level costs against the per-class solve, and is
-// checked against FlowNetwork's completion times (tests/engine/level_rates_test.cpp).
+// at time 0 and drain to completion (the all-to-all of BM_AllToAll). FlowNetwork does not use it;
+// it measures what holding rates per level saves against the per-class solve, and is checked
+// against FlowNetwork's completion times (tests/engine/level_rates_test.cpp).
 //
-// Model. As FlowNetwork (flow_network.hpp): links with capacities and latencies, flows on paths
-// (each link at most once per path), max-min fair rates re-solved at every instant with
-// departures, drain ends rounded up to the picosecond with the same slack, finish = drain end +
-// the path's latency. Flows on one path are one class.
+// Model. As FlowNetwork's (flow_network.hpp): links with capacities and latencies, flows on paths
+// (each link at most once per path, one path per flow), max-min fair rates re-solved at the end of
+// every instant with departures, drain ends rounded up to the picosecond with the same slack,
+// finish = drain end + the path's latency. Flows on one path are one class.
 //
-// Levels. In a max-min allocation every class c has a bottleneck b(c): a saturated link where its
-// rate is the largest, so r_c = x_b(c), the level of that link. Progressive filling freezes the
-// classes of each link in increasing order of level (the order pi); a class crosses, besides its
-// bottleneck, only links that come later in pi or that never freeze anything (ungrouped links).
-// With that order fixed, the levels solve a triangular system:
-//     x_l = (C_l - F_l) / N_l,   F_l = sum over classes c on l with b(c) != l of n_c x_b(c),
-// N_l the flows bottlenecked at l. A change of x_k by d adds n_c d to F_m for every class c of
-// k's group and every other link m it crosses, and moves the levels after k in pi. So a departure
-// costs the group members whose level really changes (no heap, no per-class rate), and the
-// result is max-min fair as long as (a) the levels stay nondecreasing along pi and (b) every
-// ungrouped link stays within its capacity. Both are checked after each update (relative
-// tolerance kLevelTolerance); when one fails, the whole problem is re-solved by progressive
-// filling (MaxMinSolver), which gives the new groups and order.
+// Levels. In a max-min allocation every class c has a bottleneck b(c), the link whose fair share
+// froze it in progressive filling, and its rate is that link's level x_b(c). The classes frozen at
+// one link are its group: they share the rate, so the group keeps one clock V_l (bytes drained per
+// flow since an arbitrary origin) and each flow a target on its group's clock. A level change is
+// one update of the group's clock, not one per flow; a class that changes group has its flows'
+// targets moved to the new clock. Each group keeps a heap of its flows' targets, and a heap of the
+// groups by the picosecond their first flow drains gives the next instant.
 //
-// Clocks. The flows of one group drain at the same rate, so each group keeps a clock V_l (bytes
-// drained per flow since an arbitrary origin) and each flow a target on its group's clock: a level
-// change is one update of the group's clock, not one per flow. A flow whose class changes group
-// has its target moved to the new clock. Each group keeps a heap of its flows' targets, and a
-// heap of groups by the picosecond their first flow drains gives the next instant.
+// Solving. An instant with departures re-solves by progressive filling over the links, from the
+// smallest level a flow departed at (the groups below keep their levels exactly: the departure
+// pruning of IncrementalMaxMin::solve). The classes in play are the members of the groups at or
+// above it; their load at the old levels comes off their links, and the links are filled in order
+// of fair share. A link that saturates freezes its old group's members that are still unfrozen,
+// and reads its list of classes only when other classes in play cross it (its unfrozen flows are
+// more than its members'). The solve still visits every class in play (about as many as the
+// per-class solve re-solves), but nothing per class when its group is unchanged.
+//
+// Tried first and not kept: the levels updated as a triangular system in the old order
+// (x_l = (C_l - F_l) / N_l, F_l the load of the classes on l frozen at earlier links), checked
+// (levels nondecreasing along the order, no other link over capacity) and re-solved when the
+// check failed. On BM_AllToAll/64/1 the check failed at 3,708 of 4,032 instants: a departure moves
+// about 15 classes to another bottleneck (docs/performance.md).
 #pragma once
 
 #include <cstdint>
@@ -42,10 +45,6 @@ namespace stepsim::engine {
 
 class LevelRates {
  public:
-  // Two levels within this (relative) count as equal in the order check, and an ungrouped link
-  // may exceed its capacity by this much; beyond it the problem is re-solved.
-  static constexpr double kLevelTolerance = 1e-12;
-
   // A link of `capacity` bytes/s (> 0) and `latency_ps` (>= 0); ids are dense from 0.
   std::uint32_t add_link(double capacity, std::int64_t latency_ps);
   // A flow of `bytes` (>= 0) on `path` (known links, each at most once), starting at time 0.
@@ -57,18 +56,14 @@ class LevelRates {
 
   // Work measures.
   struct Counters {
-    std::uint64_t instants = 0;           // instants with departures
-    std::uint64_t full_solves = 0;        // progressive filling over every active class
-    std::uint64_t level_solves = 0;       // triangular updates that held
-    std::uint64_t level_updates = 0;      // group levels changed (clock updates)
-    std::uint64_t member_visits = 0;      // classes visited to pass a level change on
-    std::uint64_t classes_solved = 0;     // classes in the full solves
-    std::uint64_t class_moves = 0;        // classes whose group a full solve changed
-    std::uint64_t fallback_order = 0;     // updates refused: levels out of order
-    std::uint64_t fallback_capacity = 0;  // updates refused: an ungrouped link over capacity
-    std::uint64_t partial_solves = 0;     // group progressive fillings (above)
-    std::uint64_t classes_in_play = 0;    // classes they re-solved
-    std::uint64_t link_scans = 0;         // classes read in link lists (outside members)
+    std::uint64_t instants = 0;         // instants with departures
+    std::uint64_t full_solves = 0;      // MaxMinSolver over every class (the first solve)
+    std::uint64_t classes_solved = 0;   // classes in the full solves
+    std::uint64_t partial_solves = 0;   // progressive fillings from a departed level (above)
+    std::uint64_t classes_in_play = 0;  // classes they re-solved
+    std::uint64_t level_updates = 0;    // group levels changed (clock updates)
+    std::uint64_t class_moves = 0;      // classes that changed group (their flows rebased)
+    std::uint64_t link_scans = 0;       // classes read in link lists (beyond group members)
   };
   const Counters& counters() const { return counters_; }
 
@@ -104,21 +99,17 @@ class LevelRates {
   void update_end(std::uint32_t link);
   // The flow (just taken off its group's heap) finishes now.
   void depart(std::uint32_t flow, std::int64_t now_ps);
-  // Triangular update of the levels after departures; false when the checks refuse it.
-  bool update_levels(std::int64_t now_ps);
   void full_solve(std::int64_t now_ps);
   // Progressive filling of the groups at or above the smallest departed level only, frozen by
   // links, with the old groups as hints; exact max-min.
   void partial_solve(std::int64_t now_ps);
   // Freezes class `cls` (crossing link `at`) at `level` in the partial solve.
-  void freeze(std::uint32_t cls, std::uint32_t at, double level, std::int64_t now_ps);
+  void freeze(std::uint32_t cls, std::uint32_t at, double level);
   void move_class(std::uint32_t cls, std::uint32_t to);
-  void mark_dirty(std::uint32_t link);
 
   // Links.
   std::vector<double> capacity_;
   std::vector<std::int64_t> latency_ps_;
-  std::vector<double> foreign_;                      // F_l
   std::vector<std::uint32_t> group_flows_;           // N_l (0: ungrouped)
   std::vector<double> level_;                        // x_l (0 when ungrouped)
   std::vector<double> clock_;                        // V_l
@@ -127,10 +118,6 @@ class LevelRates {
   std::vector<std::vector<Target>> targets_;         // min-heap per group, lazily cleaned
   std::vector<std::uint32_t> order_pos_;             // position in order_, kNone: ungrouped
   std::vector<std::uint32_t> order_;                 // pi: grouped links by level
-  std::vector<char> dirty_;
-  std::uint32_t first_dirty_ = kNone;  // smallest order position marked dirty
-  std::vector<std::uint32_t> touched_ungrouped_;
-  std::vector<char> touched_mark_;
   std::vector<std::uint32_t> end_pos_;
   std::vector<double> link_load_;  // L_l, at the levels of the last solve less departures since
   std::vector<std::vector<std::uint32_t>> link_classes_;  // classes on the link (lazily pruned)
@@ -162,7 +149,6 @@ class LevelRates {
   std::vector<std::uint32_t> class_frozen_;   // per class: stamp when frozen
   std::vector<std::uint32_t> new_order_;
   std::vector<std::uint32_t> new_members_;
-  std::vector<std::uint32_t> freeze_touched_;
   IndexedHeap<GroupEnd, EndsFirst, EndPosition> ends_{EndPosition{&end_pos_}};
 
   // Classes.
@@ -182,7 +168,6 @@ class LevelRates {
   std::vector<std::int64_t> finish_ps_;
 
   // Scratch.
-  std::vector<std::uint32_t> changed_;
   std::vector<std::uint32_t> active_;
   std::vector<std::uint32_t> offsets_;
   std::vector<std::uint32_t> local_path_;
