@@ -315,6 +315,7 @@ void set_level_counters(benchmark::State& state, const LevelRates::Counters& c) 
   state.counters["class_moves"] = static_cast<double>(c.class_moves);
   state.counters["partial_solves"] = static_cast<double>(c.partial_solves);
   state.counters["classes_in_play"] = static_cast<double>(c.classes_in_play);
+  state.counters["groups_in_play"] = static_cast<double>(c.groups_in_play);
   state.counters["link_scans"] = static_cast<double>(c.link_scans);
 }
 

@@ -199,8 +199,10 @@ void LevelRates::freeze(std::uint32_t cls, std::uint32_t at, double level) {
   if (old != at) move_class(cls, at);
   member_pos_[cls] = static_cast<std::uint32_t>(new_members_.size());
   new_members_.push_back(cls);
+  // (Link `at` takes the load of all the classes it freezes in one sum, in partial_solve.)
   const double load = static_cast<double>(n) * level;
   for (const std::uint32_t m : path(cls)) {
+    if (m == at) continue;
     remaining_[m] -= load;
     unfrozen_[m] -= n;
   }
@@ -236,11 +238,16 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
     unfrozen_members_[k] = group_flows_[k];
     const double x = level_[k];
     counters_.classes_in_play += members_[k].size();
+    ++counters_.groups_in_play;
+    // (Every member crosses k: its own link takes their load in one sum.)
+    remaining_[k] += static_cast<double>(group_flows_[k]) * x;
+    unfrozen_[k] += group_flows_[k];
     for (const std::uint32_t cls : members_[k]) {
       class_in_play_[cls] = stamp_;
       const std::uint32_t n = class_flows_[cls];
       const double load = static_cast<double>(n) * x;
       for (const std::uint32_t m : path(cls)) {
+        if (m == k) continue;
         touch(m);
         remaining_[m] += load;
         unfrozen_[m] += n;
@@ -304,6 +311,8 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
       counters_.link_scans += on_link.size();
       on_link.resize(w);
     }
+    remaining_[k] -= static_cast<double>(to_freeze) * level;
+    unfrozen_[k] = 0;
     if (level_[k] != level) {
       ++counters_.level_updates;
       level_[k] = level;

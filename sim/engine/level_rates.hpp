@@ -61,6 +61,7 @@ class LevelRates {
     std::uint64_t classes_solved = 0;   // classes in the full solves
     std::uint64_t partial_solves = 0;   // progressive fillings from a departed level (above)
     std::uint64_t classes_in_play = 0;  // classes they re-solved
+    std::uint64_t groups_in_play = 0;   // groups they re-solved
     std::uint64_t level_updates = 0;    // group levels changed (clock updates)
     std::uint64_t class_moves = 0;      // classes that changed group (their flows rebased)
     std::uint64_t link_scans = 0;       // classes read in link lists (beyond group members)
