@@ -73,22 +73,20 @@ std::uint32_t LevelRates::add_flow(std::span<const std::uint32_t> links, double 
   finish_ps_.push_back(-1);
   std::vector<std::uint32_t> key(links.begin(), links.end());
   auto [it, inserted] =
-      class_of_path_.try_emplace(std::move(key), static_cast<std::uint32_t>(class_flows_.size()));
+      class_of_path_.try_emplace(std::move(key), static_cast<std::uint32_t>(hot_.size()));
   const std::uint32_t cls = it->second;
   if (inserted) {
     path_.insert(path_.end(), links.begin(), links.end());
     path_offset_.push_back(static_cast<std::uint32_t>(path_.size()));
     class_latency_ps_.push_back(latency);
-    class_flows_.push_back(0);
-    group_.push_back(kNone);
-    member_pos_.push_back(kNone);
+    ClassHot& hot = hot_.emplace_back();
+    hot.path_size = static_cast<std::uint32_t>(links.size());
+    if (links.size() <= kInlinePath) std::copy(links.begin(), links.end(), hot.path);
     class_flow_list_.emplace_back();
-    class_in_play_.push_back(0);
-    class_frozen_.push_back(0);
     for (const std::uint32_t l : links)
       link_classes_[l].push_back(cls);
   }
-  ++class_flows_[cls];
+  ++hot_[cls].flows;
   class_flow_list_[cls].push_back(f);
   flow_class_.push_back(cls);
   return f;
@@ -106,7 +104,7 @@ const LevelRates::Target* LevelRates::first_target(std::uint32_t link) {
   while (!heap.empty()) {
     const Target& t = heap.front();
     const std::uint32_t f = t.flow;
-    if (done_[f] == 0 && group_[flow_class_[f]] == link && t.target == target_[f]) return &t;
+    if (done_[f] == 0 && hot_[flow_class_[f]].group == link && t.target == target_[f]) return &t;
     std::pop_heap(heap.begin(), heap.end(), std::greater<>());
     heap.pop_back();
   }
@@ -133,7 +131,7 @@ void LevelRates::update_end(std::uint32_t link) {
 
 void LevelRates::depart(std::uint32_t f, std::int64_t now_ps) {
   const std::uint32_t cls = flow_class_[f];
-  const std::uint32_t k = group_[cls];
+  const std::uint32_t k = hot_[cls].group;
   done_[f] = 1;
   finish_ps_[f] = now_ps + class_latency_ps_[cls];
   std::vector<std::uint32_t>& list = class_flow_list_[cls];
@@ -145,13 +143,13 @@ void LevelRates::depart(std::uint32_t f, std::int64_t now_ps) {
   min_departed_level_ = any_departure_ ? std::min(min_departed_level_, x) : x;
   any_departure_ = true;
   --group_flows_[k];
-  if (--class_flows_[cls] == 0) {
+  if (--hot_[cls].flows == 0) {
     std::vector<std::uint32_t>& members = members_[k];
-    const std::uint32_t pos = member_pos_[cls];
+    const std::uint32_t pos = hot_[cls].member_pos;
     members[pos] = members.back();
-    member_pos_[members[pos]] = pos;
+    hot_[members[pos]].member_pos = pos;
     members.pop_back();
-    member_pos_[cls] = kNone;
+    hot_[cls].member_pos = kNone;
   }
 }
 
@@ -180,7 +178,7 @@ void LevelRates::run() {
 }
 
 void LevelRates::move_class(std::uint32_t cls, std::uint32_t to) {
-  const std::uint32_t from = group_[cls];
+  const std::uint32_t from = hot_[cls].group;
   ++counters_.class_moves;
   const double shift = clock_[to] - (from == kNone ? 0.0 : clock_[from]);
   for (const std::uint32_t f : class_flow_list_[cls]) {
@@ -188,16 +186,16 @@ void LevelRates::move_class(std::uint32_t cls, std::uint32_t to) {
     targets_[to].push_back({target_[f], f});
     std::push_heap(targets_[to].begin(), targets_[to].end(), std::greater<>());
   }
-  group_[cls] = to;
+  hot_[cls].group = to;
 }
 
 void LevelRates::freeze(std::uint32_t cls, std::uint32_t at, double level) {
-  class_frozen_[cls] = stamp_;
-  const std::uint32_t n = class_flows_[cls];
-  const std::uint32_t old = group_[cls];
+  hot_[cls].frozen = stamp_;
+  const std::uint32_t n = hot_[cls].flows;
+  const std::uint32_t old = hot_[cls].group;
   unfrozen_members_[old] -= n;
   if (old != at) move_class(cls, at);
-  member_pos_[cls] = static_cast<std::uint32_t>(new_members_.size());
+  hot_[cls].member_pos = static_cast<std::uint32_t>(new_members_.size());
   new_members_.push_back(cls);
   // (Link `at` takes the load of all the classes it freezes in one sum, in partial_solve.)
   const double load = static_cast<double>(n) * level;
@@ -243,8 +241,8 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
     remaining_[k] += static_cast<double>(group_flows_[k]) * x;
     unfrozen_[k] += group_flows_[k];
     for (const std::uint32_t cls : members_[k]) {
-      class_in_play_[cls] = stamp_;
-      const std::uint32_t n = class_flows_[cls];
+      hot_[cls].in_play = stamp_;
+      const std::uint32_t n = hot_[cls].flows;
       const double load = static_cast<double>(n) * x;
       for (const std::uint32_t m : path(cls)) {
         if (m == k) continue;
@@ -293,8 +291,8 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
     const bool was_group = order_pos_[k] != kNone && unfrozen_members_[k] > 0;
     if (was_group) {
       for (const std::uint32_t cls : members_[k]) {
-        if (class_frozen_[cls] == stamp_) continue;
-        frozen_here += class_flows_[cls];
+        if (hot_[cls].frozen == stamp_) continue;
+        frozen_here += hot_[cls].flows;
         freeze(cls, k, level);
       }
     }
@@ -303,9 +301,9 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
       std::size_t w = 0;
       for (std::size_t r = 0; r < on_link.size(); ++r) {
         const std::uint32_t cls = on_link[r];
-        if (class_flows_[cls] == 0) continue;  // gone: pruned from the list
+        if (hot_[cls].flows == 0) continue;  // gone: pruned from the list
         on_link[w++] = cls;
-        if (class_in_play_[cls] != stamp_ || class_frozen_[cls] == stamp_) continue;
+        if (hot_[cls].in_play != stamp_ || hot_[cls].frozen == stamp_) continue;
         freeze(cls, k, level);
       }
       counters_.link_scans += on_link.size();
@@ -319,7 +317,7 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
     }
     group_flows_[k] = 0;
     for (const std::uint32_t cls : new_members_)
-      group_flows_[k] += class_flows_[cls];
+      group_flows_[k] += hot_[cls].flows;
     members_[k].swap(new_members_);
     new_order_.push_back(k);
     order_pos_[k] = kNone - 1;  // (in the new order; positions below)
@@ -358,10 +356,10 @@ void LevelRates::full_solve(std::int64_t now_ps) {
   offsets_.assign(1, 0);
   local_path_.clear();
   local_flows_.clear();
-  for (std::uint32_t cls = 0; cls < class_flows_.size(); ++cls) {
-    if (class_flows_[cls] == 0) continue;
+  for (std::uint32_t cls = 0; cls < hot_.size(); ++cls) {
+    if (hot_[cls].flows == 0) continue;
     active_.push_back(cls);
-    local_flows_.push_back(class_flows_[cls]);
+    local_flows_.push_back(hot_[cls].flows);
     const std::span<const std::uint32_t> links = path(cls);
     local_path_.insert(local_path_.end(), links.begin(), links.end());
     offsets_.push_back(static_cast<std::uint32_t>(local_path_.size()));
@@ -380,20 +378,20 @@ void LevelRates::full_solve(std::int64_t now_ps) {
     const std::uint32_t cls = active_[i];
     const std::uint32_t b = bottleneck_[i];
     level_[b] = rate_[i];
-    group_flows_[b] += class_flows_[cls];
-    member_pos_[cls] = static_cast<std::uint32_t>(members_[b].size());
+    group_flows_[b] += hot_[cls].flows;
+    hot_[cls].member_pos = static_cast<std::uint32_t>(members_[b].size());
     members_[b].push_back(cls);
-    const std::uint32_t old = group_[cls];
+    const std::uint32_t old = hot_[cls].group;
     if (b != old) {
       ++counters_.class_moves;
       const double shift = clock_[b] - (old == kNone ? 0.0 : clock_[old]);
       for (const std::uint32_t f : class_flow_list_[cls])
         target_[f] += shift;
-      group_[cls] = b;
+      hot_[cls].group = b;
     }
     for (const std::uint32_t f : class_flow_list_[cls])
       targets_[b].push_back({target_[f], f});
-    const double load = static_cast<double>(class_flows_[cls]) * rate_[i];
+    const double load = static_cast<double>(hot_[cls].flows) * rate_[i];
     for (const std::uint32_t m : path(cls))
       link_load_[m] += load;
   }

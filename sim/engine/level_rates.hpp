@@ -92,7 +92,9 @@ class LevelRates {
   };
 
   std::span<const std::uint32_t> path(std::uint32_t cls) const {
-    return {path_.data() + path_offset_[cls], path_offset_[cls + 1] - path_offset_[cls]};
+    const ClassHot& h = hot_[cls];
+    if (h.path_size <= kInlinePath) return {h.path, h.path_size};
+    return {path_.data() + path_offset_[cls], h.path_size};
   }
   void settle(std::uint32_t link, std::int64_t now_ps);
   // The first live target of the group (stale entries dropped), or nullptr.
@@ -146,8 +148,6 @@ class LevelRates {
   };
   IndexedHeap<ShareEntry, SmallerShare, SharePosition> shares_{SharePosition{&heap_pos_}};
   std::uint32_t stamp_ = 0;
-  std::vector<std::uint32_t> class_in_play_;  // per class: stamp when in play
-  std::vector<std::uint32_t> class_frozen_;   // per class: stamp when frozen
   std::vector<std::uint32_t> new_order_;
   std::vector<std::uint32_t> new_members_;
   IndexedHeap<GroupEnd, EndsFirst, EndPosition> ends_{EndPosition{&end_pos_}};
@@ -156,9 +156,20 @@ class LevelRates {
   std::vector<std::uint32_t> path_offset_{0};
   std::vector<std::uint32_t> path_;
   std::vector<std::int64_t> class_latency_ps_;
-  std::vector<std::uint32_t> class_flows_;                   // n_c
-  std::vector<std::uint32_t> group_;                         // b(c)
-  std::vector<std::uint32_t> member_pos_;                    // position in members_[b(c)]
+  // What the solve reads for every class in play, in one cache line: the path inline up to
+  // kInlinePath links (every path is in path_ as well).
+  static constexpr std::uint32_t kInlinePath = 10;
+  struct alignas(64) ClassHot {
+    std::uint32_t flows = 0;           // n_c
+    std::uint32_t group = kNone;       // b(c)
+    std::uint32_t member_pos = kNone;  // position in members_[b(c)]
+    std::uint32_t in_play = 0;         // stamp of the partial solve that has it in play
+    std::uint32_t frozen = 0;          // stamp of the partial solve that froze it
+    std::uint32_t path_size = 0;
+    std::uint32_t path[kInlinePath] = {};
+  };
+  static_assert(sizeof(ClassHot) == 64);
+  std::vector<ClassHot> hot_;
   std::vector<std::vector<std::uint32_t>> class_flow_list_;  // its draining flows
   std::map<std::vector<std::uint32_t>, std::uint32_t> class_of_path_;
 
