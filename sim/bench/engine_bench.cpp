@@ -269,34 +269,25 @@ struct LevelsRun {
 };
 
 LevelsRun run_all_to_all_levels(int endpoints, bool uneven) {
+  // The fat-tree's links as FatTree numbers them (on a flow network that runs nothing), mirrored.
+  Simulator sim;
+  FlowNetwork links(sim);
+  const FatTree tree(links, 32, 16, BytesPerSecond::gigabits(400), Time::us(1));
   LevelRates net;
-  const double bandwidth = BytesPerSecond::gigabits(400).value();
-  const std::int64_t latency = Time::us(1).picoseconds();
-  constexpr int kLeaves = 32, kHostsPerLeaf = 16, kSpines = 16;
-  const int hosts = kLeaves * kHostsPerLeaf;
-  std::vector<std::uint32_t> up, down, leaf_up, spine_down;
-  for (int h = 0; h < hosts; ++h)
-    up.push_back(net.add_link(bandwidth, latency));
-  for (int h = 0; h < hosts; ++h)
-    down.push_back(net.add_link(bandwidth, latency));
-  for (int i = 0; i < kLeaves * kSpines; ++i)
-    leaf_up.push_back(net.add_link(bandwidth, latency));
-  for (int i = 0; i < kSpines * kLeaves; ++i)
-    spine_down.push_back(net.add_link(bandwidth, latency));
+  for (std::uint32_t l = 0; l < links.link_count(); ++l)
+    net.add_link(links.bandwidth(LinkId{l}).value(), links.latency(LinkId{l}).picoseconds());
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> factor(1.0, 2.0);
+  std::array<LinkId, 4> path{};
+  std::array<std::uint32_t, 4> ids{};
   for (int s = 0; s < endpoints; ++s) {
     for (int d = 0; d < endpoints; ++d) {
       if (s == d) continue;
-      const int ls = s / kHostsPerLeaf;
-      const int ld = d / kHostsPerLeaf;
-      const int spine = d % kSpines;
-      const std::array<std::uint32_t, 4> path =
-          ls == ld ? std::array<std::uint32_t, 4>{up[s], down[d], 0, 0}
-                   : std::array<std::uint32_t, 4>{up[s], leaf_up[ls * kSpines + spine],
-                                                  spine_down[spine * kLeaves + ld], down[d]};
+      const std::size_t len = tree.path(s, d, path);
+      for (std::size_t i = 0; i < len; ++i)
+        ids[i] = path[i].value();
       const double bytes = uneven ? kMiB * factor(rng) : kMiB;
-      net.add_flow(std::span<const std::uint32_t>(path.data(), ls == ld ? 2 : 4),
+      net.add_flow(std::span<const std::uint32_t>(ids.data(), len),
                    static_cast<double>(static_cast<std::int64_t>(bytes)));
     }
   }

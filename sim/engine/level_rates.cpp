@@ -1,31 +1,21 @@
 #include "sim/engine/level_rates.hpp"
 
 #include <algorithm>
-#include <cassert>
-#include <cmath>
 #include <functional>
 #include <stdexcept>
 
+#include "sim/engine/drain_time.hpp"
+
 namespace stepsim::engine {
+
+using detail::drain_ps;
+using detail::kSecondsPerPs;
+
 namespace {
 
-constexpr double kSecondsPerPs = 1e-12;
-constexpr double kPsPerSecond = 1e12;
-constexpr double kMaxDrainPs = 4e18;
 // Groups whose level is below the smallest departed level by more than this (relative) keep it
 // (as IncrementalMaxMin's kFixedRateMargin).
 constexpr double kFixedLevelMargin = 1e-9;
-
-// As FlowNetwork's (flow_network.cpp): whole picoseconds to drain `bytes` at `rate`, rounded up
-// less the same slack.
-std::int64_t drain_ps(double bytes, double rate) {
-  if (bytes <= 0.0) return 0;
-  double ps = bytes / rate * kPsPerSecond;
-  ps -= 1e-3 + ps * 1e-12;
-  if (ps <= 0.0) return 0;
-  if (ps >= kMaxDrainPs) return static_cast<std::int64_t>(kMaxDrainPs);
-  return static_cast<std::int64_t>(std::ceil(ps));
-}
 
 }  // namespace
 
