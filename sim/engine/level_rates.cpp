@@ -271,6 +271,10 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
     }
     if (shares_.empty()) break;
     const std::uint32_t k = shares_.top().link;
+    // (The classes in play cross no link of a fixed group: their other grouped links come later
+    // in the order.)
+    if (order_pos_[k] < first)
+      throw std::logic_error("LevelRates: a fixed group's link saturated again (this is a bug)");
     level = std::max(level, shares_.top().key);
     heap_pos_[k] = kNone;
     shares_.pop();
