@@ -353,6 +353,7 @@ void BM_AllToAllLevelsError(benchmark::State& state) {
 BENCHMARK(BM_AllToAllLevelsError)
     ->Arg(64)
     ->Arg(128)
+    ->Arg(256)
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kSecond);
