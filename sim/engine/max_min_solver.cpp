@@ -32,11 +32,16 @@ void MaxMinSolver::solve_with_bottlenecks(std::span<const double> link_capacity,
                                           std::span<double> rate,
                                           std::span<std::uint32_t> bottleneck,
                                           std::vector<std::uint32_t>& order) {
+  assert(path_offsets.size() == class_flows.size() + 1);
+  assert(rate.size() == class_flows.size());
   assert(bottleneck.size() == class_flows.size());
   order.clear();
   bottleneck_ = bottleneck;
   order_ = &order;
-  solve(link_capacity, class_flows, path_offsets, path_links, {}, rate);
+  const Problem problem{link_capacity, class_flows, path_offsets, path_links, {}};
+  transpose<false>(problem);
+  place_links<false>(link_capacity.size());
+  fill<false, true>(problem, rate);
   bottleneck_ = {};
   order_ = nullptr;
 }
@@ -101,7 +106,7 @@ void MaxMinSolver::place_links(std::size_t links) {
   });
 }
 
-template <bool kWeighted>
+template <bool kWeighted, bool kBottlenecks>
 void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
   const std::span<const std::uint32_t> class_flows = problem.class_flows;
   const std::span<const std::uint32_t> path_offsets = problem.path_offsets;
@@ -111,7 +116,11 @@ void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
   std::uint32_t stamp = 0;
   std::size_t unfrozen_classes = classes;
   auto freeze = [&](std::uint32_t c, std::uint32_t at) {
-    if (!bottleneck_.empty()) bottleneck_[c] = at;
+    if constexpr (kBottlenecks) {
+      bottleneck_[c] = at;
+    } else {
+      (void)at;
+    }
     frozen_[c] = 1;
     --unfrozen_classes;
     rate[c] = level;
@@ -154,20 +163,17 @@ void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
     if (have_cap && (heap_.empty() || caps_[next_cap].share <= heap_.top().key)) {
       level = std::max(level, caps_[next_cap].share);
       freeze(caps_[next_cap].cls, caps_[next_cap].link);
-      if (order_ != nullptr) order_->push_back(caps_[next_cap].link);
+      if constexpr (kBottlenecks) order_->push_back(caps_[next_cap].link);
       ++next_cap;
     } else {
       const std::uint32_t l = heap_.top().link;
       pop_top();
       level = std::max(level, share_[l]);
-      bool froze = false;
+      // (A link reaches the top only with unfrozen flows: it freezes at least one class.)
       for (std::uint32_t k = link_offsets_[l]; k < link_offsets_[l + 1]; ++k) {
-        if (frozen_[link_classes_[k]] == 0) {
-          freeze(link_classes_[k], l);
-          froze = true;
-        }
+        if (frozen_[link_classes_[k]] == 0) freeze(link_classes_[k], l);
       }
-      if (froze && order_ != nullptr) order_->push_back(l);
+      if constexpr (kBottlenecks) order_->push_back(l);
     }
     // A link's share only grows when classes below it freeze (they take level <= share per flow
     // off it): its key stays as a lower bound until it reaches the top. Rounding can lower a share

@@ -117,7 +117,9 @@ class MaxMinSolver {
   template <bool kWeighted>
   void place_links(std::size_t links);
   // Progressive filling: freezes every class at its rate.
-  template <bool kWeighted>
+  // kBottlenecks: also write bottleneck_ and *order_ (solve_with_bottlenecks); a separate
+  // instantiation, so that solve() runs the instructions it ran without them.
+  template <bool kWeighted, bool kBottlenecks = false>
   void fill(const Problem& problem, std::span<double> rate);
   // The unfrozen demand on link l.
   template <bool kWeighted>
@@ -142,7 +144,7 @@ class MaxMinSolver {
   std::vector<std::uint32_t> touched_mark_;
   std::vector<std::uint8_t> frozen_;
   std::vector<Cap> caps_;  // sorted by share
-  // solve_with_bottlenecks' outputs while it runs (else empty / null).
+  // solve_with_bottlenecks' outputs while it runs.
   std::span<std::uint32_t> bottleneck_;
   std::vector<std::uint32_t>* order_ = nullptr;
   // The shared links by key (lazy: see the header comment).
