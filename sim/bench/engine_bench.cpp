@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/engine/flow_network.hpp"
+#include "sim/engine/level_rates.hpp"
 #include "sim/engine/simulator.hpp"
 
 namespace stepsim::engine {
@@ -255,6 +256,104 @@ void BM_AllToAllToleranceError(benchmark::State& state) {
 }
 BENCHMARK(BM_AllToAllToleranceError)
     ->ArgsProduct({{64, 128, 256}, {100, 500, 1000}})
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);
+
+// The same all-to-all (range(0) endpoints, range(1) 1 for uneven sizes; same fat-tree, paths,
+// sizes and flow order as run_all_to_all) with the rates held per bottleneck level (LevelRates,
+// the issue 16 prototype, exact max-min): finish times per flow in start order.
+struct LevelsRun {
+  std::vector<std::int64_t> finish_ps;
+  LevelRates::Counters counters;
+};
+
+LevelsRun run_all_to_all_levels(int endpoints, bool uneven) {
+  // The fat-tree's links as FatTree numbers them (on a flow network that runs nothing), mirrored.
+  Simulator sim;
+  FlowNetwork links(sim);
+  const FatTree tree(links, 32, 16, BytesPerSecond::gigabits(400), Time::us(1));
+  LevelRates net;
+  for (std::uint32_t l = 0; l < links.link_count(); ++l)
+    net.add_link(links.bandwidth(LinkId{l}).value(), links.latency(LinkId{l}).picoseconds());
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> factor(1.0, 2.0);
+  std::array<LinkId, 4> path{};
+  std::array<std::uint32_t, 4> ids{};
+  for (int s = 0; s < endpoints; ++s) {
+    for (int d = 0; d < endpoints; ++d) {
+      if (s == d) continue;
+      const std::size_t len = tree.path(s, d, path);
+      for (std::size_t i = 0; i < len; ++i)
+        ids[i] = path[i].value();
+      const double bytes = uneven ? kMiB * factor(rng) : kMiB;
+      net.add_flow(std::span<const std::uint32_t>(ids.data(), len),
+                   static_cast<double>(static_cast<std::int64_t>(bytes)));
+    }
+  }
+  net.run();
+  LevelsRun run;
+  run.finish_ps.assign(net.finish_ps().begin(), net.finish_ps().end());
+  run.counters = net.counters();
+  return run;
+}
+
+void set_level_counters(benchmark::State& state, const LevelRates::Counters& c) {
+  state.counters["instants"] = static_cast<double>(c.instants);
+  state.counters["full_solves"] = static_cast<double>(c.full_solves);
+  state.counters["level_updates"] = static_cast<double>(c.level_updates);
+  state.counters["classes_solved"] = static_cast<double>(c.classes_solved);
+  state.counters["class_moves"] = static_cast<double>(c.class_moves);
+  state.counters["partial_solves"] = static_cast<double>(c.partial_solves);
+  state.counters["classes_in_play"] = static_cast<double>(c.classes_in_play);
+  state.counters["groups_in_play"] = static_cast<double>(c.groups_in_play);
+  state.counters["link_scans"] = static_cast<double>(c.link_scans);
+}
+
+void BM_AllToAllLevels(benchmark::State& state) {
+  LevelsRun run;
+  for (auto _ : state) {
+    run = run_all_to_all_levels(static_cast<int>(state.range(0)), state.range(1) != 0);
+    if (std::count(run.finish_ps.begin(), run.finish_ps.end(), -1) != 0)
+      state.SkipWithError("not every flow completed");
+  }
+  set_level_counters(state, run.counters);
+  state.counters["flows"] = static_cast<double>(run.finish_ps.size());
+  state.counters["simulated_ms"] =
+      static_cast<double>(*std::max_element(run.finish_ps.begin(), run.finish_ps.end())) * 1e-9;
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK(BM_AllToAllLevels)
+    ->ArgsProduct({{64, 128, 256, 512}, {0, 1}})
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);
+
+// Both: the flow network (exact) and the levels, flow by flow. Counters: the largest difference
+// of a finish time in picoseconds and relative, and the flows whose finish differs.
+void BM_AllToAllLevelsError(benchmark::State& state) {
+  double worst_ps = 0, worst_rel = 0, differ = 0;
+  for (auto _ : state) {
+    const AllToAllRun exact = run_all_to_all(static_cast<int>(state.range(0)), true, 0.0);
+    const LevelsRun levels = run_all_to_all_levels(static_cast<int>(state.range(0)), true);
+    worst_ps = worst_rel = differ = 0;
+    for (std::size_t f = 0; f < exact.finish_s.size(); ++f) {
+      const double e = exact.finish_s[f] * 1e12;
+      const double a = static_cast<double>(levels.finish_ps[f]);
+      worst_ps = std::max(worst_ps, std::abs(a - e));
+      worst_rel = std::max(worst_rel, std::abs(a - e) / e);
+      if (std::abs(a - e) > 0.5) ++differ;
+    }
+    set_level_counters(state, levels.counters);
+  }
+  state.counters["worst_diff_ps"] = worst_ps;
+  state.counters["worst_diff_rel"] = worst_rel;
+  state.counters["flows_differing"] = differ;
+}
+BENCHMARK(BM_AllToAllLevelsError)
+    ->Arg(64)
+    ->Arg(128)
+    ->Arg(256)
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kSecond);

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "sim/common/input_error.hpp"
+#include "sim/engine/drain_time.hpp"
 #include "sim/engine/flow_network_state.hpp"
 
 namespace stepsim::engine {
@@ -17,26 +18,9 @@ using namespace detail;  // the flow network's internals (flow_tables.hpp and th
 
 namespace {
 
-constexpr double kSecondsPerPs = 1e-12;
-constexpr double kPsPerSecond = 1e12;
 // A re-solve that moves a rate by less than this (relative) keeps the old rate, so that classes
 // the change did not really affect keep their scheduled drain ends.
 constexpr double kRateChangeTolerance = 1e-12;
-// Drain ends are capped here (about 46 days), far beyond any step, to stay clear of overflow.
-constexpr double kMaxDrainPs = 4e18;
-
-// Time in whole picoseconds to drain `bytes` at `rate`, rounded up so that a flow never finishes
-// before its bytes could drain. The slack (1e-3 ps plus a relative 1e-12) absorbs the rounding
-// noise of the double arithmetic, so an exact drain end of 1000 ps computed as 1000.0000001 ps
-// stays at 1000 ps instead of becoming a separate instant at 1001 ps.
-std::int64_t drain_ps(double bytes, double rate) {
-  if (bytes <= 0.0) return 0;
-  double ps = bytes / rate * kPsPerSecond;
-  ps -= 1e-3 + ps * 1e-12;
-  if (ps <= 0.0) return 0;
-  if (ps >= kMaxDrainPs) return static_cast<std::int64_t>(kMaxDrainPs);
-  return static_cast<std::int64_t>(std::ceil(ps));
-}
 
 std::uint64_t hash_path(std::span<const LinkId> path, std::span<const double> shares) {
   // FNV-1a over the link indices (and a sprayed path's shares), then a final mix; collisions are

@@ -25,6 +25,27 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
   }
 }
 
+void MaxMinSolver::solve_with_bottlenecks(std::span<const double> link_capacity,
+                                          std::span<const std::uint32_t> class_flows,
+                                          std::span<const std::uint32_t> path_offsets,
+                                          std::span<const std::uint32_t> path_links,
+                                          std::span<double> rate,
+                                          std::span<std::uint32_t> bottleneck,
+                                          std::vector<std::uint32_t>& order) {
+  assert(path_offsets.size() == class_flows.size() + 1);
+  assert(rate.size() == class_flows.size());
+  assert(bottleneck.size() == class_flows.size());
+  order.clear();
+  bottleneck_ = bottleneck;
+  order_ = &order;
+  const Problem problem{link_capacity, class_flows, path_offsets, path_links, {}};
+  transpose<false>(problem);
+  place_links<false>(link_capacity.size());
+  fill<false, true>(problem, rate);
+  bottleneck_ = {};
+  order_ = nullptr;
+}
+
 template <bool kWeighted>
 void MaxMinSolver::transpose(const Problem& problem) {
   const std::size_t links = problem.link_capacity.size();
@@ -74,7 +95,7 @@ void MaxMinSolver::place_links(std::size_t links) {
     if (unfrozen_[l] == 0) continue;
     share_[l] = remaining_[l] / demand<kWeighted>(l);
     if (link_offsets_[l + 1] - link_offsets_[l] == 1) {
-      caps_.push_back({share_[l], link_classes_[link_offsets_[l]]});
+      caps_.push_back({share_[l], link_classes_[link_offsets_[l]], l});
     } else {
       heap_.push_unordered({share_[l], l});
     }
@@ -85,7 +106,7 @@ void MaxMinSolver::place_links(std::size_t links) {
   });
 }
 
-template <bool kWeighted>
+template <bool kWeighted, bool kBottlenecks>
 void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
   const std::span<const std::uint32_t> class_flows = problem.class_flows;
   const std::span<const std::uint32_t> path_offsets = problem.path_offsets;
@@ -94,7 +115,12 @@ void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
   double level = 0.0;
   std::uint32_t stamp = 0;
   std::size_t unfrozen_classes = classes;
-  auto freeze = [&](std::uint32_t c) {
+  auto freeze = [&](std::uint32_t c, std::uint32_t at) {
+    if constexpr (kBottlenecks) {
+      bottleneck_[c] = at;
+    } else {
+      (void)at;
+    }
     frozen_[c] = 1;
     --unfrozen_classes;
     rate[c] = level;
@@ -136,15 +162,18 @@ void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
     // hair lower than the level reached, which the max() absorbs.
     if (have_cap && (heap_.empty() || caps_[next_cap].share <= heap_.top().key)) {
       level = std::max(level, caps_[next_cap].share);
-      freeze(caps_[next_cap].cls);
+      freeze(caps_[next_cap].cls, caps_[next_cap].link);
+      if constexpr (kBottlenecks) order_->push_back(caps_[next_cap].link);
       ++next_cap;
     } else {
       const std::uint32_t l = heap_.top().link;
       pop_top();
       level = std::max(level, share_[l]);
+      // (A link reaches the top only with unfrozen flows: it freezes at least one class.)
       for (std::uint32_t k = link_offsets_[l]; k < link_offsets_[l + 1]; ++k) {
-        if (frozen_[link_classes_[k]] == 0) freeze(link_classes_[k]);
+        if (frozen_[link_classes_[k]] == 0) freeze(link_classes_[k], l);
       }
+      if constexpr (kBottlenecks) order_->push_back(l);
     }
     // A link's share only grows when classes below it freeze (they take level <= share per flow
     // off it): its key stays as a lower bound until it reaches the top. Rounding can lower a share

@@ -56,6 +56,16 @@ class MaxMinSolver {
              std::span<double> rate) {
     solve(link_capacity, class_flows, path_offsets, path_links, {}, rate);
   }
+  // As solve() (every weight 1), and also each class's bottleneck: the link whose fair share
+  // froze it (bottleneck[c], local index; its rate is that link's level), and the links that
+  // froze classes, in the order they did (`order`: nondecreasing level). Used by LevelRates
+  // (level_rates.hpp), which holds rates per bottleneck link.
+  void solve_with_bottlenecks(std::span<const double> link_capacity,
+                              std::span<const std::uint32_t> class_flows,
+                              std::span<const std::uint32_t> path_offsets,
+                              std::span<const std::uint32_t> path_links, std::span<double> rate,
+                              std::span<std::uint32_t> bottleneck,
+                              std::vector<std::uint32_t>& order);
 
  private:
   static constexpr std::uint32_t kAbsent = 0xffffffffu;
@@ -80,6 +90,7 @@ class MaxMinSolver {
   struct Cap {
     double share;  // capacity / demand of a link that only this class crosses
     std::uint32_t cls;
+    std::uint32_t link;
   };
   struct Entry {
     double key;  // <= share_[link]: the share when the entry was last placed
@@ -106,7 +117,9 @@ class MaxMinSolver {
   template <bool kWeighted>
   void place_links(std::size_t links);
   // Progressive filling: freezes every class at its rate.
-  template <bool kWeighted>
+  // kBottlenecks: also write bottleneck_ and *order_ (solve_with_bottlenecks); a separate
+  // instantiation, so that solve() runs the instructions it ran without them.
+  template <bool kWeighted, bool kBottlenecks = false>
   void fill(const Problem& problem, std::span<double> rate);
   // The unfrozen demand on link l.
   template <bool kWeighted>
@@ -131,6 +144,9 @@ class MaxMinSolver {
   std::vector<std::uint32_t> touched_mark_;
   std::vector<std::uint8_t> frozen_;
   std::vector<Cap> caps_;  // sorted by share
+  // solve_with_bottlenecks' outputs while it runs.
+  std::span<std::uint32_t> bottleneck_;
+  std::vector<std::uint32_t>* order_ = nullptr;
   // The shared links by key (lazy: see the header comment).
   IndexedHeap<Entry, Before, Position> heap_{Position{&heap_pos_}};
 };
