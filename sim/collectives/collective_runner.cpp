@@ -210,16 +210,24 @@ Time CollectiveRunner::append_route(Pending& pending, topology::NodeId from, top
   return r.latency;
 }
 
+namespace {
+
+// The capacity of a member's ceiling link: its send ceiling, a payload rate, in the wire bytes the
+// flows carry (the protocol's overhead included).
+double ceiling_capacity(const Plan& plan, std::uint32_t member) {
+  return plan.send_ceilings()[member].value() * plan.wire_factor();
+}
+
+}  // namespace
+
 std::uint32_t CollectiveRunner::ceiling_link(Run& run, const Transfer& t) {
   if (t.src.is_switch()) return NetworkLinks::kNoLink;
   const std::uint32_t member = t.src.member_index();
   if (member >= run.ceiling_links.size()) return NetworkLinks::kNoLink;
   std::uint32_t& link = run.ceiling_links[member];
   if (link != NetworkLinks::kNoLink) return link;
-  const double ceiling = run.plan->send_ceilings()[member].value();
-  if (!(ceiling > 0)) return NetworkLinks::kNoLink;
-  // The flows carry wire bytes: the ceiling, a payload rate, scales with the protocol's overhead.
-  const double capacity = ceiling * run.plan->wire_factor();
+  const double capacity = ceiling_capacity(*run.plan, member);
+  if (!(capacity > 0)) return NetworkLinks::kNoLink;
   auto& free = free_ceiling_links_[capacity];
   if (free.empty()) {
     link = network_.add_link(BytesPerSecond(capacity), Time::zero()).value();
@@ -386,8 +394,7 @@ void CollectiveRunner::complete(std::uint32_t run_index, TransferId id) {
     for (std::uint32_t member = 0; member < run.ceiling_links.size(); ++member) {
       const std::uint32_t link = run.ceiling_links[member];
       if (link == NetworkLinks::kNoLink) continue;
-      const double capacity = run.plan->send_ceilings()[member].value() * run.plan->wire_factor();
-      free_ceiling_links_[capacity].push_back(link);
+      free_ceiling_links_[ceiling_capacity(*run.plan, member)].push_back(link);
     }
     run.ceiling_links.clear();
     auto done = std::move(run.on_done);

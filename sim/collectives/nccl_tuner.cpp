@@ -110,7 +110,7 @@ double algorithm_bandwidth(const Operation& op, const Shape& s, NcclAlgorithm a,
       break;
   }
   const int gen = s.hopper ? 1 : 0;
-  const double channels = s.ppn;  // across nodes: one graph channel per NIC (ceiling_bus_gbps)
+  const double channels = s.ppn;  // across nodes: one graph channel per NIC (ceiling_gbps)
   const bool per_channel = multi && s.ppn >= 2;
   const bool allreduce = op.kind == CollectiveKind::kAllReduce;
   if (a == NcclAlgorithm::kRing && p == Protocol::kLL)
@@ -134,44 +134,25 @@ double algorithm_bandwidth(const Operation& op, const Shape& s, NcclAlgorithm a,
   return bus * bus_to_algorithm_ratio(op, s, a);
 }
 
-// The part of NCCL's bus bandwidth that its links do not carry, GB/s: what the protocol's copy
-// loop and one channel's thread blocks move (tuning.cc), for rings and trees. Rings: LL at
-// min(llMaxBw, bw/4) (bw/3 for AllGather and ReduceScatter on one node), and across nodes LL128 at
-// nChannels x perChMaxRingLL128Bw. Trees: NCCL's whole tree bandwidth (x0.92, the per-channel
-// ceilings across nodes, LL's /3.8 and LL128's 120/128, the size's correction factor), since the
-// flow has none of it. nChannels: one graph channel per NIC of a node (NCCL's rail rings, one
-// member per NIC); on one node the per-channel ceilings are left out: NCCL's graph there has 12
-// channels of 20 GB/s on A100 (24 thread blocks) and at least 16 on H100, which puts them above
-// what the NVLinks carry. nullopt where nothing applies (Simple and one-node LL128 rings).
-std::optional<double> ceiling_bus_gbps(const Operation& op, const Shape& s, NcclAlgorithm a,
-                                       Protocol p) {
-  const bool multi = s.nodes > 1;
-  const int index2 = s.nodes <= 2 ? static_cast<int>(s.nodes) - 1 : 2;
-  const int gen = s.hopper ? 1 : 0;
-  const double bus = multi ? std::min(s.nccl_intra, s.node_net) : s.nccl_intra;
-  const double channels = s.ppn;
-  // One graph channel per NIC is what NCCL prints on nodes of 8 GPUs and 8 NICs (H800: "16 coll
-  // channels", two thread blocks each); with one GPU per node how many channels share its NIC is
-  // not known, so the per-channel ceilings apply from 2 ranks per node on.
-  const bool per_channel = multi && s.ppn >= 2;
-  if (a == NcclAlgorithm::kRing) {
-    if (p == Protocol::kLL) {
-      const bool quarter =
-          multi || op.kind == CollectiveKind::kAllReduce || op.kind == CollectiveKind::kReduce;
-      return std::min(kLlMaxBw[index2], bus * (quarter ? 1.0 / 4.0 : 1.0 / 3.0));
-    }
-    if (p == Protocol::kLL128 && per_channel) return channels * kPerChannelRingLL128[gen];
-    return std::nullopt;
-  }
-  if (a != NcclAlgorithm::kTree) return std::nullopt;
-  double b = bus * 0.92;
-  if (per_channel) b = std::min(b, channels * kPerChannelTree[gen][index2]);
-  if (p == Protocol::kLL) b = std::min(b / 3.8, kLlMaxBw[index2]);
-  if (p == Protocol::kLL128) {
-    b *= multi ? 120.0 / 128.0 : 7.0 / 9.0;
-    if (per_channel) b = std::min(b, channels * kPerChannelTreeLL128[gen][index2]);
-  }
-  return b * tree_correction(p, op.size.count());
+// The part of NCCL's algorithm bandwidth (GB/s) that its links do not carry: what the protocol's
+// copy loop and one channel's thread blocks move (tuning.cc), for rings and trees. Rings: LL's
+// whole term, min(llMaxBw, bw/4) (bw/3 for AllGather and ReduceScatter on one node), and across
+// nodes LL128's nChannels x perChMaxRingLL128Bw alone (its x0.92 is about LL128's flag bytes,
+// which the flow carries). Trees: NCCL's whole tree bandwidth with the size's correction factor,
+// since the flow has none of it. nChannels: one graph channel per NIC of a node (NCCL's rail rings,
+// one member per NIC; algorithm_bandwidth); on one node the per-channel ceilings are left out:
+// NCCL's graph there has 12 channels of 20 GB/s on A100 (24 thread blocks) and at least 16 on
+// H100, which puts them above what the NVLinks carry. nullopt where nothing applies (Simple and
+// one-node LL128 rings).
+std::optional<double> ceiling_gbps(const Operation& op, const Shape& s, NcclAlgorithm a,
+                                   Protocol p) {
+  if (a == NcclAlgorithm::kTree)
+    return algorithm_bandwidth(op, s, a, p) * tree_correction(p, op.size.count());
+  if (a != NcclAlgorithm::kRing) return std::nullopt;
+  if (p == Protocol::kLL) return algorithm_bandwidth(op, s, a, p);
+  if (p == Protocol::kLL128 && s.nodes > 1 && s.ppn >= 2)
+    return s.ppn * kPerChannelRingLL128[s.hopper ? 1 : 0] * bus_to_algorithm_ratio(op, s, a);
+  return std::nullopt;
 }
 
 double latency_us(const Operation& op, const Shape& s, NcclAlgorithm a, Protocol p) {
@@ -264,9 +245,9 @@ std::optional<BytesPerSecond> nccl_algorithm_ceiling(const Operation& op, const 
   if (!(group.scale_up_bandwidth.value() > 0) && !multi) return std::nullopt;
   if (multi && !(group.scale_out_bandwidth.value() > 0)) return std::nullopt;
   const Shape s = shape_of(group);
-  const auto bus = ceiling_bus_gbps(op, s, algorithm, protocol);
-  if (!bus || !(*bus > 0)) return std::nullopt;
-  return BytesPerSecond(*bus * 1e9 * bus_to_algorithm_ratio(op, s, algorithm));
+  const auto ceiling = ceiling_gbps(op, s, algorithm, protocol);
+  if (!ceiling || !(*ceiling > 0)) return std::nullopt;
+  return BytesPerSecond(*ceiling * 1e9);
 }
 
 std::optional<NcclChoice> nccl_choose(const Operation& op, const GroupShape& group,
