@@ -141,9 +141,10 @@ double algorithm_bandwidth(const Operation& op, const Shape& s, NcclAlgorithm a,
 // which the flow carries). Trees: NCCL's whole tree bandwidth with the size's correction factor,
 // since the flow has none of it. nChannels: one graph channel per NIC of a node (NCCL's rail rings,
 // one member per NIC; algorithm_bandwidth); on one node the per-channel ceilings are left out:
-// NCCL's graph there has 12 channels of 20 GB/s on A100 (24 thread blocks) and at least 16 on
-// H100, which puts them above what the NVLinks carry. nullopt where nothing applies (Simple and
-// one-node LL128 rings).
+// NCCL's graph there has 12 channels of 20 GB/s on A100 (24 thread blocks printed), which puts
+// them above what the NVLinks carry; on H100 the count is not printed in any source read (16, by
+// inference from 32 thread blocks, would put them far above too). nullopt where nothing applies
+// (Simple and one-node LL128 rings).
 std::optional<double> ceiling_gbps(const Operation& op, const Shape& s, NcclAlgorithm a,
                                    Protocol p) {
   if (a == NcclAlgorithm::kTree)
