@@ -417,9 +417,11 @@ void Router::spray_segment(const Segment& segment, std::uint64_t seed, EcmpMode 
         if (!split) out.path.push_back(next[i]);
       }
     }
-    // Paths that met again go on as one.
-    std::sort(reached.begin(), reached.end(),
-              [](const Reach& a, const Reach& b) { return a.node < b.node; });
+    // Paths that met again go on as one. Their shares are summed in increasing order, so that
+    // nodes reached by the same shares get the same bits (link_symmetry.hpp relies on it).
+    std::sort(reached.begin(), reached.end(), [](const Reach& a, const Reach& b) {
+      return a.node < b.node || (a.node == b.node && a.share < b.share);
+    });
     frontier.clear();
     for (const Reach& r : reached) {
       if (!frontier.empty() && frontier.back().node == r.node) {
@@ -464,8 +466,11 @@ MultipathRoute Router::multipath(NodeId source, NodeId destination, std::uint64_
   }
   if (split) {
     out.path.clear();
+    // (Shares of one link summed in increasing order, as above.)
     std::sort(share_scratch_.begin(), share_scratch_.end(),
-              [](const LinkShare& a, const LinkShare& b) { return a.link < b.link; });
+              [](const LinkShare& a, const LinkShare& b) {
+                return a.link < b.link || (a.link == b.link && a.share < b.share);
+              });
     for (const LinkShare& s : share_scratch_) {
       if (!out.shares.empty() && out.shares.back().link == s.link) {
         out.shares.back().share += s.share;

@@ -24,7 +24,9 @@ CollectiveRunner::CollectiveRunner(engine::Simulator& simulator, engine::FlowNet
       topology_(topology),
       router_(router),
       links_(links),
-      options_(options) {}
+      options_(options) {
+  if (options_.link_aliases) alias_symmetric_links(network_, topology_, options_.ecmp);
+}
 
 void CollectiveRunner::start(std::shared_ptr<const Plan> plan, const Placement& placement,
                              DoneCallback on_done, RouteMemo* memo) {

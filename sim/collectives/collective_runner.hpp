@@ -30,6 +30,9 @@ struct RunnerOptions {
   // How a transfer crosses parallel links: as the fabric's link classes say (the default), or
   // hashed, sprayed or spread everywhere (topology/router.hpp).
   topology::EcmpMode ecmp = topology::EcmpMode::kFabric;
+  // Keep one link of each group of symmetric links in the flow network (alias_symmetric_links):
+  // the same rates, less work. Off only to check that claim.
+  bool link_aliases = true;
 };
 
 // The routes of one plan on one placement, kept by the caller between runs of that plan on that

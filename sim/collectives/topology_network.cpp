@@ -4,6 +4,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "topology/link_symmetry.hpp"
+
 namespace stepsim::collectives {
 
 NetworkLinks add_topology_links(engine::FlowNetwork& network, const topology::Topology& topology,
@@ -49,6 +51,21 @@ NetworkLinks add_topology_links(engine::FlowNetwork& network, const topology::To
           network.add_link(BytesPerSecond(*rate), Time::zero()).value();
   }
   return links;
+}
+
+void alias_symmetric_links(engine::FlowNetwork& network, const topology::Topology& topology,
+                           topology::EcmpMode mode) {
+  const std::vector<topology::LinkIndex> twins =
+      topology::symmetric_link_representatives(topology, mode);
+  std::vector<engine::LinkId> representative;
+  representative.reserve(network.link_count());
+  bool any = false;
+  for (std::uint32_t i = 0; i < network.link_count(); ++i) {
+    const std::uint32_t r = i < twins.size() ? twins[i].value() : i;
+    any = any || r != i;
+    representative.push_back(engine::LinkId{r});
+  }
+  if (any) network.set_link_aliases(representative);
 }
 
 void append_link_shares(const topology::MultipathRoute& route,

@@ -31,6 +31,13 @@ struct NetworkLinks {
 NetworkLinks add_topology_links(engine::FlowNetwork& network, const topology::Topology& topology,
                                 const Calibration& calibration);
 
+// Gives `network` the topology's symmetric links (topology/link_symmetry.hpp) for routes in
+// `mode`, so that it keeps one link of each group in its flow classes; links of the network
+// beyond the topology's (reduction and ceiling links) have none. Nothing when no link has a twin.
+// Before the first flow.
+void alias_symmetric_links(engine::FlowNetwork& network, const topology::Topology& topology,
+                           topology::EcmpMode mode);
+
 // Appends a route's links to `out` as the flow network's sprayed links: a sprayed route's shares,
 // or every link of a single path at share 1.
 void append_link_shares(const topology::MultipathRoute& route, std::vector<engine::LinkShare>& out);

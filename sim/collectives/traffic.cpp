@@ -134,6 +134,7 @@ TrafficResult run_traffic(const topology::Topology& topology, const Calibration&
   engine::Simulator sim;
   engine::FlowNetwork network(sim, engine::FlowNetworkOptions{.idle_tolerance = idle_tolerance});
   const NetworkLinks links = add_topology_links(network, topology, calibration);
+  alias_symmetric_links(network, topology, ecmp);
   topology::Router router(topology);
   // What the start events need, behind one pointer (events hold small captures).
   struct Context {

@@ -93,6 +93,10 @@ FlowId FlowNetwork::start_sprayed_flow(std::int64_t source, std::int64_t destina
   return state_->start_sprayed_flow(source, destination, bytes, links, latency, std::move(on_done));
 }
 
+void FlowNetwork::set_link_aliases(std::span<const LinkId> representative) {
+  state_->set_link_aliases(representative);
+}
+
 std::size_t FlowNetwork::active_flows() const {
   return state_->active_flows_;
 }
@@ -100,7 +104,7 @@ BytesPerSecond FlowNetwork::current_rate(FlowId flow) const {
   return state_->current_rate(flow);
 }
 BytesPerSecond FlowNetwork::load(LinkId link) const {
-  return BytesPerSecond(state_->tables_.link_load[link.value()]);
+  return BytesPerSecond(state_->tables_.link_load[state_->stands_for(link)]);
 }
 LinkStatistics FlowNetwork::link_statistics(LinkId link) const {
   return state_->link_statistics(link);
@@ -109,7 +113,7 @@ void FlowNetwork::restart_statistics() {
   state_->restart_statistics();
 }
 std::span<const UtilizationSample> FlowNetwork::utilization_samples(LinkId link) const {
-  return state_->stats_.samples(link.value());
+  return state_->stats_.samples(state_->stands_for(link));
 }
 std::uint64_t FlowNetwork::solves() const {
   return state_->max_min_.solves();
@@ -177,6 +181,12 @@ LinkId FlowNetwork::State::add_link(BytesPerSecond bandwidth, Time latency) {
   link_saturated_.push_back(0);
   stats_.add_link(sim_.now().picoseconds());
   max_min_.add_link();
+  if (!alias_.empty()) {  // a link added after the aliases has none
+    alias_.push_back(id);
+    alias_members_.push_back(1);
+    alias_seen_.push_back(0);
+    alias_share_.push_back(0.0);
+  }
   return LinkId{id};
 }
 
@@ -195,6 +205,12 @@ FlowId FlowNetwork::State::start_flow(std::int64_t source, std::int64_t destinat
       if (l.value() >= tables_.link_capacity.size()) {
         throw std::invalid_argument("FlowNetwork::start_flow: unknown link " +
                                     std::to_string(l.value()));
+      }
+      if (!alias_.empty() && alias_members_[alias_[l.value()]] > 1) {
+        throw std::logic_error("FlowNetwork::start_flow: a flow on one path crosses link " +
+                               std::to_string(l.value()) +
+                               " of a group of aliased links, whose members every flow must "
+                               "load alike (bug in the caller's aliases)");
       }
     }
   }
@@ -247,6 +263,7 @@ FlowId FlowNetwork::State::start_sprayed_flow(std::int64_t source, std::int64_t 
     path.push_back(l.link);
     shares.push_back(l.share);
   }
+  if (!alias_.empty()) keep_representatives(path, shares);
   const std::uint32_t f = start_record(source, destination, bytes, std::move(on_done));
   if (bytes > Bytes(0) && !path.empty()) {
     add_part(f, path, bytes.as_double(), shares, latency);
@@ -254,6 +271,78 @@ FlowId FlowNetwork::State::start_sprayed_flow(std::int64_t source, std::int64_t 
     flows_[f].finish = sim_.now() + latency;
   }
   return finish_start(f);
+}
+
+void FlowNetwork::State::set_link_aliases(std::span<const LinkId> representative) {
+  if (!flows_.empty() || !tables_.classes.empty())
+    throw std::logic_error("FlowNetwork::set_link_aliases: flows have started (bug)");
+  const std::size_t links = tables_.link_capacity.size();
+  if (representative.empty()) {
+    alias_.clear();
+    return;
+  }
+  if (representative.size() != links) {
+    throw std::invalid_argument(
+        "FlowNetwork::set_link_aliases: " + std::to_string(representative.size()) +
+        " entries for " + std::to_string(links) + " links");
+  }
+  std::vector<std::uint32_t> alias(links);
+  std::vector<std::uint32_t> members(links, 0);
+  for (std::uint32_t l = 0; l < links; ++l) {
+    const std::uint32_t r = representative[l].value();
+    if (r > l || representative[r].value() != r ||
+        tables_.link_capacity[r] != tables_.link_capacity[l]) {
+      throw std::invalid_argument(
+          "FlowNetwork::set_link_aliases: link " + std::to_string(l) + " has representative " +
+          std::to_string(r) +
+          ", which must be a lower or equal index, its own representative and as fast");
+    }
+    alias[l] = r;
+    ++members[r];
+  }
+  alias_ = std::move(alias);
+  alias_members_ = std::move(members);
+  alias_seen_.assign(links, 0);
+  alias_share_.assign(links, 0.0);
+  // A member's samples are its representative's: record them when any member is sampled.
+  for (std::uint32_t l = 0; l < links; ++l) {
+    if (stats_.sampled(l)) stats_.sample(alias_[l]);
+  }
+}
+
+void FlowNetwork::State::keep_representatives(std::vector<LinkId>& path,
+                                              std::vector<double>& shares) {
+  std::uint32_t bad = detail::kNone;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    const std::uint32_t r = alias_[path[i].value()];
+    if (alias_members_[r] == 1) continue;
+    if (alias_seen_[r]++ == 0) {
+      alias_share_[r] = shares[i];
+    } else if (alias_share_[r] != shares[i]) {
+      bad = path[i].value();
+    }
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    const std::uint32_t l = path[i].value(), r = alias_[l];
+    if (alias_members_[r] != 1) {
+      if (alias_seen_[r] != 0 && alias_seen_[r] != alias_members_[r]) bad = l;
+      alias_seen_[r] = 0;
+      if (r != l) continue;
+    }
+    path[kept] = path[i];
+    shares[kept] = shares[i];
+    ++kept;
+  }
+  // (A group whose representative is missing left no entry, and its count was checked.)
+  if (bad != detail::kNone) {
+    // (The scratch is back at 0: every group met was reset above.)
+    throw std::logic_error("FlowNetwork::start_sprayed_flow: link " + std::to_string(bad) +
+                           " is aliased, but the flow does not load every link of its group with "
+                           "the same share (bug in the caller's aliases)");
+  }
+  path.resize(kept);
+  shares.resize(kept);
 }
 
 std::uint32_t FlowNetwork::State::start_record(std::int64_t source, std::int64_t destination,
@@ -763,7 +852,7 @@ void FlowNetwork::State::apply_rates(const IncrementalMaxMin::Component& compone
 // Statistics and checks.
 
 LinkStatistics FlowNetwork::State::link_statistics(LinkId link) const {
-  const std::uint32_t l = link.value();
+  const std::uint32_t l = stands_for(link);
   return stats_.statistics(l, sim_.now().picoseconds(), tables_.link_load[l],
                            tables_.link_capacity[l]);
 }

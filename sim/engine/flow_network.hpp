@@ -150,6 +150,16 @@ class FlowNetwork {
   FlowId start_sprayed_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
                             std::span<const LinkShare> links, Time latency, FlowCallback on_done);
 
+  // Links that every flow loads alike (topology::symmetric_link_representatives):
+  // representative[l] is the lowest-index link of l's group (l itself when it has none), of the
+  // same bandwidth. The network then keeps only representatives in its flow classes: the max-min
+  // problem loses constraints that repeat another, not its answer (the same rates to the bit). A
+  // sprayed flow must list every member of a group it crosses, each with the same share, and a
+  // flow on paths must cross none, else std::logic_error (the caller's groups are wrong). A
+  // member's statistics, load and samples are its representative's. Call before the first flow;
+  // an empty span keeps every link.
+  void set_link_aliases(std::span<const LinkId> representative);
+
   // Flows started and not yet completed (including ones whose last byte is crossing the latency).
   std::size_t active_flows() const;
   // The flow's current rate in bytes/s, summed over its parts still draining; 0 once drained or

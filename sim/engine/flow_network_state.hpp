@@ -38,6 +38,11 @@ class FlowNetwork::State : private Simulator::InstantEndListener {
   FlowId start_sprayed_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
                             std::span<const LinkShare> links, Time latency, FlowCallback on_done);
   BytesPerSecond current_rate(FlowId flow) const;
+  void set_link_aliases(std::span<const LinkId> representative);
+  // The link whose statistics and load stand for `link` (itself without aliases).
+  std::uint32_t stands_for(LinkId link) const {
+    return alias_.empty() ? link.value() : alias_[link.value()];
+  }
   LinkStatistics link_statistics(LinkId link) const;
   void restart_statistics();
   void check_invariants() const;
@@ -104,6 +109,8 @@ class FlowNetwork::State : private Simulator::InstantEndListener {
                              FlowCallback on_done);
   FlowId finish_start(std::uint32_t flow);
   void finish_part(std::uint32_t part, Time at);
+  // Keeps the representatives of a sprayed flow's links (sorted, merged), checking its groups.
+  void keep_representatives(std::vector<LinkId>& path, std::vector<double>& shares);
   void deliver(std::uint32_t flow);
   void drain_event();
   // Finishes the parts of `cls` due now (with `now_ps`); returns how many.
@@ -128,6 +135,12 @@ class FlowNetwork::State : private Simulator::InstantEndListener {
   FlowNetworkOptions options_;
   detail::FlowTables tables_;
   std::vector<Time> link_latency_;
+  // set_link_aliases: per link its representative, per representative its group's size (1 when
+  // alone), and per representative the members seen and their share (scratch, kept at 0).
+  std::vector<std::uint32_t> alias_;
+  std::vector<std::uint32_t> alias_members_;
+  std::vector<std::uint32_t> alias_seen_;
+  std::vector<double> alias_share_;
   std::vector<char> link_saturated_;  // at the last solve that covered the link (idle_tolerance)
   std::vector<std::uint32_t> free_classes_;
   // Path hash -> first class of its chain (next_same_hash); allocates nothing per class (classes

@@ -45,6 +45,12 @@ class LinkStatisticsRecorder {
   // Starts a new window at `now_ps` (each link at its current load in `loads`).
   void restart(std::int64_t now_ps, std::span<const double> loads);
   std::span<const UtilizationSample> samples(std::uint32_t link) const { return samples_[link]; }
+  // Whether the link's samples are recorded; sample() records them from now on (when samples are
+  // recorded at all).
+  bool sampled(std::uint32_t link) const { return sampled_[link] != 0; }
+  void sample(std::uint32_t link) {
+    if (record_samples_) sampled_[link] = 1;
+  }
   // Bytes carried since the link was created, up to its last settle (for the conservation check).
   double lifetime_bytes(std::uint32_t link) const { return lifetime_bytes_[link]; }
   std::int64_t settled_ps(std::uint32_t link) const { return settled_ps_[link]; }

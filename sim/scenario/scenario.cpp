@@ -14,7 +14,8 @@ collectives::NetworkOptions parse_network_options(const config::Node* network) {
   collectives::NetworkOptions s;
   if (network == nullptr || network->is_null()) return s;
   network->allow_keys({"algorithm", "calibration", "chunk_size", "max_chunks", "channels",
-                       "step_latency", "op_latency", "ecmp", "pxn", "idle_tolerance", "protocol"});
+                       "step_latency", "op_latency", "ecmp", "pxn", "idle_tolerance", "protocol",
+                       "link_aliases"});
   if (auto n = network->find("algorithm")) {
     s.algorithm = n->as_choice(collectives::builtin_algorithms().names());
   }
@@ -48,6 +49,7 @@ collectives::NetworkOptions parse_network_options(const config::Node* network) {
     if (!choice) n->fail("auto, off, LL, LL128 or Simple (NCCL's protocols)");
     s.plan.protocol = *choice;
   }
+  if (auto n = network->find("link_aliases")) s.runner.link_aliases = n->as_bool();
   if (auto n = network->find("idle_tolerance"))
     s.idle_tolerance = n->as_double(0.0, engine::kMaxIdleTolerance);
   return s;

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/collective_session.hpp"
@@ -179,6 +180,36 @@ TEST(Multipath, EveryPresetReachesHalfOfItsBandwidthWithTheDefaults) {
   ASSERT_FALSE(checks.empty());
   EXPECT_FALSE(checks[0].reachable());
   EXPECT_LT(checks[0].allreduce_busbw.value(), 0.1 * checks[0].per_accelerator.value());
+}
+
+TEST(Multipath, KeepingOneLinkOfEachSymmetricGroupChangesNoResult) {
+  // CloudMatrix384's 16 L2 chips of a plane are twins (topology/link_symmetry.hpp): the flow
+  // network keeps one of their links in its classes (256 links per route between nodes become
+  // 46). An AllToAll and a ring AllReduce over 16 NPUs of two nodes, with and without: the same
+  // time to the picosecond, and every link carries the same bytes.
+  const auto topo = testing::preset("cloudmatrix384");
+  for (const auto& [algorithm, kind] : {std::pair{"direct", CollectiveKind::kAllToAll},
+                                        std::pair{"ring", CollectiveKind::kAllReduce}}) {
+    SCOPED_TRACE(algorithm);
+    CollectiveSession grouped(topo, line_rate_presets());
+    CollectiveSession every(
+        topo, line_rate_presets(),
+        RunnerOptions{.ecmp = topology::EcmpMode::kFabric, .link_aliases = false});
+    const Time a = run(grouped, algorithm, kind, 48 << 20, 16);
+    const Time b = run(every, algorithm, kind, 48 << 20, 16);
+    EXPECT_EQ(a, b);
+    std::size_t busy = 0;
+    for (std::uint32_t l = 0; l < topo.num_links(); ++l) {
+      const engine::LinkId id{l};
+      ASSERT_EQ(grouped.network().link_statistics(id).bytes_carried,
+                every.network().link_statistics(id).bytes_carried)
+          << topo.describe(topology::LinkIndex(l));
+      busy += every.network().link_statistics(id).bytes_carried > 0 ? 1 : 0;
+    }
+    // At least the links between the two nodes' L1 chips and the 16 L2 chips of every plane,
+    // both ways, carried bytes: 7 x 2 x 16 x 2.
+    EXPECT_GE(busy, 448u);
+  }
 }
 
 }  // namespace
