@@ -92,9 +92,14 @@ std::uint32_t CollectiveRunner::cached_route(topology::NodeId src, topology::Nod
     if (r.key_dependent) return kNotCached;
     route.latency = r.latency;
     if (r.sprayed()) {
+      // Kept with one link per group of symmetric links (alias_symmetric_links), once here
+      // rather than at every transfer.
+      shares_scratch_.clear();
+      append_link_shares(r, shares_scratch_);
+      network_.keep_representatives(shares_scratch_);
       route.first_share = static_cast<std::uint32_t>(route_shares_.size());
-      route.shares = static_cast<std::uint32_t>(r.shares.size());
-      append_link_shares(r, route_shares_);
+      route.shares = static_cast<std::uint32_t>(shares_scratch_.size());
+      route_shares_.insert(route_shares_.end(), shares_scratch_.begin(), shares_scratch_.end());
     } else {
       route.first_path = static_cast<std::uint32_t>(route_paths_.size());
       route.paths = 1;

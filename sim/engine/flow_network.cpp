@@ -97,6 +97,18 @@ void FlowNetwork::set_link_aliases(std::span<const LinkId> representative) {
   state_->set_link_aliases(representative);
 }
 
+void FlowNetwork::keep_representatives(std::vector<LinkShare>& links) {
+  state_->sort_links(links);
+  if (state_->alias_.empty()) {
+    links.assign(state_->sorted_links_.begin(), state_->sorted_links_.end());
+    return;
+  }
+  state_->keep_representatives(state_->path_scratch_, state_->share_scratch_);
+  links.clear();
+  for (std::size_t i = 0; i < state_->path_scratch_.size(); ++i)
+    links.push_back({state_->path_scratch_[i], state_->share_scratch_[i]});
+}
+
 std::size_t FlowNetwork::active_flows() const {
   return state_->active_flows_;
 }
@@ -238,16 +250,30 @@ FlowId FlowNetwork::State::start_sprayed_flow(std::int64_t source, std::int64_t 
   if (bytes < Bytes(0)) throw std::invalid_argument("FlowNetwork::start_flow: negative size");
   if (latency < Time::zero())
     throw std::invalid_argument("FlowNetwork::start_sprayed_flow: negative latency");
+  sort_links(links);
+  if (!alias_.empty()) keep_representatives(path_scratch_, share_scratch_);
+  const std::uint32_t f = start_record(source, destination, bytes, std::move(on_done));
+  if (bytes > Bytes(0) && !path_scratch_.empty()) {
+    add_part(f, path_scratch_, bytes.as_double(), share_scratch_, latency);
+  } else {
+    flows_[f].finish = sim_.now() + latency;
+  }
+  return finish_start(f);
+}
+
+void FlowNetwork::State::sort_links(std::span<const LinkShare> links) {
   // The class keeps its links in increasing order: the same set given in another order is the
-  // same class, and a link's place in the path is found by bisection.
-  std::vector<LinkShare> sorted(links.begin(), links.end());
-  std::sort(sorted.begin(), sorted.end(),
-            [](const LinkShare& a, const LinkShare& b) { return a.link.value() < b.link.value(); });
-  std::vector<LinkId> path;
-  std::vector<double> shares;
-  path.reserve(sorted.size());
-  shares.reserve(sorted.size());
-  for (const LinkShare& l : sorted) {
+  // same class, and a link's place in the path is found by bisection. (Input already in order,
+  // each link once, as keep_representatives leaves it, skips the sort.)
+  sorted_links_.assign(links.begin(), links.end());
+  const auto before = [](const LinkShare& a, const LinkShare& b) {
+    return a.link.value() < b.link.value();
+  };
+  if (!std::is_sorted(sorted_links_.begin(), sorted_links_.end(), before))
+    std::sort(sorted_links_.begin(), sorted_links_.end(), before);
+  path_scratch_.clear();
+  share_scratch_.clear();
+  for (const LinkShare& l : sorted_links_) {
     if (l.link.value() >= tables_.link_capacity.size()) {
       throw std::invalid_argument("FlowNetwork::start_sprayed_flow: unknown link " +
                                   std::to_string(l.link.value()));
@@ -256,21 +282,13 @@ FlowId FlowNetwork::State::start_sprayed_flow(std::int64_t source, std::int64_t 
       throw std::invalid_argument("FlowNetwork::start_sprayed_flow: share must be positive, got " +
                                   std::to_string(l.share));
     }
-    if (!path.empty() && path.back() == l.link) {
-      shares.back() += l.share;
+    if (!path_scratch_.empty() && path_scratch_.back() == l.link) {
+      share_scratch_.back() += l.share;
       continue;
     }
-    path.push_back(l.link);
-    shares.push_back(l.share);
+    path_scratch_.push_back(l.link);
+    share_scratch_.push_back(l.share);
   }
-  if (!alias_.empty()) keep_representatives(path, shares);
-  const std::uint32_t f = start_record(source, destination, bytes, std::move(on_done));
-  if (bytes > Bytes(0) && !path.empty()) {
-    add_part(f, path, bytes.as_double(), shares, latency);
-  } else {
-    flows_[f].finish = sim_.now() + latency;
-  }
-  return finish_start(f);
 }
 
 void FlowNetwork::State::set_link_aliases(std::span<const LinkId> representative) {
@@ -326,7 +344,10 @@ void FlowNetwork::State::keep_representatives(std::vector<LinkId>& path,
   for (std::size_t i = 0; i < path.size(); ++i) {
     const std::uint32_t l = path[i].value(), r = alias_[l];
     if (alias_members_[r] != 1) {
-      if (alias_seen_[r] != 0 && alias_seen_[r] != alias_members_[r]) bad = l;
+      // Every member, or the representative alone (keep_representatives' output).
+      if (alias_seen_[r] != 0 && alias_seen_[r] != alias_members_[r] &&
+          !(alias_seen_[r] == 1 && l == r))
+        bad = l;
       alias_seen_[r] = 0;
       if (r != l) continue;
     }

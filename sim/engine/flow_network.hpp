@@ -154,11 +154,17 @@ class FlowNetwork {
   // representative[l] is the lowest-index link of l's group (l itself when it has none), of the
   // same bandwidth. The network then keeps only representatives in its flow classes: the max-min
   // problem loses constraints that repeat another, not its answer (the same rates to the bit). A
-  // sprayed flow must list every member of a group it crosses, each with the same share, and a
-  // flow on paths must cross none, else std::logic_error (the caller's groups are wrong). A
+  // sprayed flow must list every member of a group it crosses, each with the same share (or the
+  // representative alone: keep_representatives), and a flow on paths must cross none, else
+  // std::logic_error (the caller's groups are wrong). A
   // member's statistics, load and samples are its representative's. Call before the first flow;
   // an empty span keeps every link.
   void set_link_aliases(std::span<const LinkId> representative);
+  // Keeps one link of each aliased group in a sprayed flow's links (as start_sprayed_flow takes
+  // them), checking the groups as start_sprayed_flow does; the result is sorted by link, each link
+  // once. start_sprayed_flow takes it as it is: a group listed by its representative alone stands
+  // for the whole group. For callers that start many flows on one route.
+  void keep_representatives(std::vector<LinkShare>& links);
 
   // Flows started and not yet completed (including ones whose last byte is crossing the latency).
   std::size_t active_flows() const;

@@ -109,6 +109,10 @@ class FlowNetwork::State : private Simulator::InstantEndListener {
                              FlowCallback on_done);
   FlowId finish_start(std::uint32_t flow);
   void finish_part(std::uint32_t part, Time at);
+  // A sprayed flow's links sorted by link (sorted_links_), then each link once with its summed
+  // share in path_scratch_ and share_scratch_; std::invalid_argument for an unknown link or a
+  // share that is not positive and finite.
+  void sort_links(std::span<const LinkShare> links);
   // Keeps the representatives of a sprayed flow's links (sorted, merged), checking its groups.
   void keep_representatives(std::vector<LinkId>& path, std::vector<double>& shares);
   void deliver(std::uint32_t flow);
@@ -141,6 +145,10 @@ class FlowNetwork::State : private Simulator::InstantEndListener {
   std::vector<std::uint32_t> alias_members_;
   std::vector<std::uint32_t> alias_seen_;
   std::vector<double> alias_share_;
+  // sort_links' output (scratch kept between flows).
+  std::vector<LinkShare> sorted_links_;
+  std::vector<LinkId> path_scratch_;
+  std::vector<double> share_scratch_;
   std::vector<char> link_saturated_;  // at the last solve that covered the link (idle_tolerance)
   std::vector<std::uint32_t> free_classes_;
   // Path hash -> first class of its chain (next_same_hash); allocates nothing per class (classes

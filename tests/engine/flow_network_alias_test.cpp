@@ -60,7 +60,9 @@ struct Outcome {
   std::uint64_t solves = 0;
 };
 
-Outcome run(const Instance& in, bool aliased) {
+// aliased: the network keeps one link per group; kept: the flows' links are also given as
+// keep_representatives leaves them (the representative alone for each group).
+Outcome run(const Instance& in, bool aliased, bool kept = false) {
   Simulator sim;
   FlowNetwork network(sim);
   std::vector<std::uint32_t> first;  // per base link: the index of its first copy
@@ -82,6 +84,7 @@ Outcome run(const Instance& in, bool aliased) {
         for (std::uint32_t c = 0; c < in.copies[b]; ++c)
           shares.push_back({LinkId{first[b] + c}, 1.0 / in.copies[b]});
       }
+      if (kept) network.keep_representatives(shares);
       network.start_sprayed_flow(0, 1, Bytes(in.flows[f].bytes), shares, Time::ns(300),
                                  [&out, f](const FlowCompletion& c) { out.finish[f] = c.finish; });
     });
@@ -102,6 +105,9 @@ TEST(FlowNetworkAliases, RandomInstancesFinishAtTheSamePicosecondAsWithEveryLink
     const Instance in = make_instance(rng);
     const Outcome all = run(in, false);
     const Outcome kept = run(in, true);
+    const Outcome given = run(in, true, true);
+    for (std::size_t f = 0; f < in.flows.size(); ++f)
+      ASSERT_EQ(given.finish[f], all.finish[f]) << "flow " << f << ", links given kept";
     for (std::size_t f = 0; f < in.flows.size(); ++f)
       ASSERT_EQ(kept.finish[f], all.finish[f]) << "flow " << f;
     ASSERT_EQ(kept.solves, all.solves);
@@ -155,6 +161,15 @@ TEST(FlowNetworkAliases, AFlowThatDoesNotLoadAGroupAlikeIsRefused) {
                std::logic_error);
   EXPECT_THROW(network.start_flow(0, 1, Bytes(10), std::vector<LinkId>{LinkId{1}}, none),
                std::logic_error);
+  // keep_representatives lists the group by its representative alone, which stands for it.
+  std::vector<LinkShare> kept{{LinkId{2}, 1.0}, {LinkId{1}, 0.5}, {LinkId{0}, 0.5}};
+  network.keep_representatives(kept);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].link, LinkId{0});
+  EXPECT_EQ(kept[0].share, 0.5);
+  EXPECT_EQ(kept[1].link, LinkId{2});
+  std::vector<LinkShare> partial{{LinkId{1}, 0.5}};
+  EXPECT_THROW(network.keep_representatives(partial), std::logic_error);
   // After the refusals the group still works.
   const std::vector<LinkShare> whole{{LinkId{1}, 0.5}, {LinkId{0}, 0.5}, {LinkId{2}, 1.0}};
   EXPECT_NO_THROW(network.start_sprayed_flow(0, 1, Bytes(10), whole, Time::zero(), none));
