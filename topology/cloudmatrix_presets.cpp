@@ -55,6 +55,22 @@ void register_cloudmatrix_presets(BuilderRegistry& registry) {
         const BytesPerSecond package = p.bandwidth("package_bandwidth");
         const BytesPerSecond rdma = p.bandwidth("rdma_speed");
 
+        // The RDMA plane: a fat-tree over every NPU's NIC, checked before anything is built.
+        FatTreeSpec spec;
+        const config::Node tiers = p.at("rdma_tiers");
+        spec.tiers = tiers.is_scalar() && tiers.as_string() == "auto"
+                         ? 0
+                         : static_cast<int>(tiers.as_int(2, 3));
+        spec.radix = static_cast<int>(p.integer("rdma_radix", 2, 4096));
+        spec.link_bandwidth = rdma;
+        spec.link_latency = p.time("rdma_switch_latency");
+        spec.rail_optimized = p.boolean("rdma_rail_optimized");
+        spec.in_network_reduction = p.boolean("rdma_sharp");
+        spec.leaf_oversubscription = p.number("rdma_oversubscription", 1, 1024);
+        spec.link_class = "roce";
+        spec.prefix = "rdma.";
+        spec.name = "rdma";
+        check_fat_tree(spec, static_cast<std::size_t>(supernodes) * kNodes, kNpusPerNode, p);
         TopologyBuilder b("cloudmatrix384");
         b.set_collective_library(CollectiveLibrary::kHccl);  // Ascend NPUs run HCCL, not NCCL
         const auto ub_class = b.link_class("ub");
@@ -137,21 +153,6 @@ void register_cloudmatrix_presets(BuilderRegistry& registry) {
           b.add_group(GroupKind::kScaleUp, supernodes == 1 ? "supernode" : fmt::format("sn{}", s),
                       std::move(domain));
         }
-        // The RDMA plane: a fat-tree over every NPU's NIC.
-        FatTreeSpec spec;
-        const config::Node tiers = p.at("rdma_tiers");
-        spec.tiers = tiers.is_scalar() && tiers.as_string() == "auto"
-                         ? 0
-                         : static_cast<int>(tiers.as_int(2, 3));
-        spec.radix = static_cast<int>(p.integer("rdma_radix", 2, 4096));
-        spec.link_bandwidth = rdma;
-        spec.link_latency = p.time("rdma_switch_latency");
-        spec.rail_optimized = p.boolean("rdma_rail_optimized");
-        spec.in_network_reduction = p.boolean("rdma_sharp");
-        spec.leaf_oversubscription = p.number("rdma_oversubscription", 1, 1024);
-        spec.link_class = "roce";
-        spec.prefix = "rdma.";
-        spec.name = "rdma";
         add_fat_tree(b, spec, hosts, p);
         return std::move(b).build();
       }});

@@ -15,14 +15,19 @@ std::size_t ceil_div(std::size_t a, std::size_t b) {
   return (a + b - 1) / b;
 }
 
-}  // namespace
+// The fabric's dimensions, after the checks that it fits.
+struct FatTreeShape {
+  FatTreeSpec spec;  // tiers resolved ("auto" -> 2 or 3)
+  int d1 = 0, u1 = 0, d2 = 0, u2 = 0;
+  std::size_t leaves = 0;
+  std::size_t pods = 1;
+};
 
-void add_fat_tree(TopologyBuilder& b, const FatTreeSpec& requested,
-                  const std::vector<std::vector<NodeId>>& hosts, const ParamReader& where) {
-  FatTreeSpec spec = requested;
-  if (hosts.empty() || hosts.front().empty()) where.fail("the fabric has no ports");
-  const std::size_t n = hosts.front().size();
-  const std::size_t num_hosts = hosts.size();
+FatTreeShape shape_of(const FatTreeSpec& requested, std::size_t num_hosts, std::size_t n,
+                      const ParamReader& where) {
+  FatTreeShape shape;
+  FatTreeSpec& spec = shape.spec;
+  spec = requested;
   const std::size_t ports = num_hosts * n;
   const int d1 = down_ports(spec.radix, spec.leaf_oversubscription);
   const int u1 = spec.radix - d1;
@@ -69,6 +74,33 @@ void add_fat_tree(TopologyBuilder& b, const FatTreeSpec& requested,
     where.fail(fmt::format("tiers must be 2 or 3, got {}", spec.tiers));
   }
 
+  shape.d1 = d1;
+  shape.u1 = u1;
+  shape.d2 = d2;
+  shape.u2 = u2;
+  shape.leaves = leaves;
+  shape.pods = pods;
+  return shape;
+}
+
+}  // namespace
+
+void check_fat_tree(const FatTreeSpec& spec, std::size_t hosts, std::size_t nics_per_host,
+                    const ParamReader& where) {
+  if (hosts == 0 || nics_per_host == 0) where.fail("the fabric has no ports");
+  (void)shape_of(spec, hosts, nics_per_host, where);
+}
+
+void add_fat_tree(TopologyBuilder& b, const FatTreeSpec& requested,
+                  const std::vector<std::vector<NodeId>>& hosts, const ParamReader& where) {
+  if (hosts.empty() || hosts.front().empty()) where.fail("the fabric has no ports");
+  const std::size_t n = hosts.front().size();
+  const std::size_t num_hosts = hosts.size();
+  const std::size_t ports = num_hosts * n;
+  const FatTreeShape shape = shape_of(requested, num_hosts, n, where);
+  const FatTreeSpec& spec = shape.spec;
+  const int d1 = shape.d1, u1 = shape.u1, d2 = shape.d2, u2 = shape.u2;
+  const std::size_t leaves = shape.leaves, pods = shape.pods;
   const std::uint16_t cls = b.link_class(spec.link_class);
   const NodeOptions switch_options{spec.in_network_reduction, std::nullopt, NodeId()};
   const std::uint32_t span1 = static_cast<std::uint32_t>(d1);
@@ -232,6 +264,7 @@ void register_fat_tree_builders(BuilderRegistry& registry) {
         const auto nics = static_cast<std::size_t>(p.integer("nics_per_host", 1, 1024));
         const BytesPerSecond pcie = p.bandwidth("pcie_bandwidth");
         const Time pcie_latency = p.time("pcie_latency");
+        check_fat_tree(spec, num_hosts, nics, p);  // before building the hosts
         TopologyBuilder b("fat-tree");
         const std::uint16_t pcie_class = b.link_class("pcie");
         std::vector<std::vector<NodeId>> hosts(num_hosts);

@@ -41,6 +41,12 @@ struct FatTreeSpec {
 void add_fat_tree(TopologyBuilder& builder, const FatTreeSpec& spec,
                   const std::vector<std::vector<NodeId>>& hosts, const ParamReader& where);
 
+// The checks add_fat_tree makes before it builds anything: that `hosts` hosts of `nics_per_host`
+// NICs each fit the radix and tiers (reported through `where` otherwise). For builders that would
+// otherwise build every host of a fabric that cannot be built.
+void check_fat_tree(const FatTreeSpec& spec, std::size_t hosts, std::size_t nics_per_host,
+                    const ParamReader& where);
+
 // Reads the fabric parameters shared by the fat-tree builder and the cluster presets: tiers,
 // radix, nic_speed, rail_optimized, oversubscription (one number for the leaves, or a list
 // [leaf, spine]), switch_latency, sharp.

@@ -110,6 +110,12 @@ Topology build_cluster(const std::string& name, const Machine& machine, int coun
                        const ParamReader& p) {
   TopologyBuilder b(name);
   const NvSwitchDomainSpec spec = apply_overrides(machine.spec, p);
+  FatTreeSpec fabric = read_fat_tree_spec(p);
+  // A fabric too large for its switches is refused before its hosts are built (one NIC per GPU).
+  if (spec.nics) {
+    check_fat_tree(fabric, static_cast<std::size_t>(count) * static_cast<std::size_t>(spec.nodes),
+                   static_cast<std::size_t>(spec.gpus_per_node), p);
+  }
   std::vector<std::vector<NodeId>> hosts;
   for (int d = 0; d < count; ++d) {
     const std::string domain = spec.nodes == 1 ? fmt::format("node{}", d) : fmt::format("nvl{}", d);
@@ -117,7 +123,6 @@ Topology build_cluster(const std::string& name, const Machine& machine, int coun
     for (auto& h : built.hosts)
       hosts.push_back(std::move(h));
   }
-  FatTreeSpec fabric = read_fat_tree_spec(p);
   add_fat_tree(b, fabric, hosts, p);
   return std::move(b).build();
 }

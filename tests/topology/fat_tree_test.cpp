@@ -3,6 +3,8 @@
 
 #include "sim/common/input_error.hpp"
 #include "test_util.hpp"
+#include "topology/builder_registry.hpp"
+#include "topology/fat_tree.hpp"
 
 namespace stepsim::topology {
 namespace {
@@ -58,6 +60,29 @@ TEST(FatTree, RadixTooSmallForTheHostsIsAnInputError) {
   }
   EXPECT_THROW(preset("fat-tree:tiers=3,radix=4,hosts=17"), InputError);  // k^3/4 = 16
   EXPECT_NO_THROW(preset("fat-tree:tiers=3,radix=4,hosts=16"));
+}
+
+TEST(FatTree, AFabricTooLargeForItsSwitchesIsRefusedBeforeItsHostsAreBuilt) {
+  // The fuzzer's slow inputs (docs/reliability.md): 50,000 DGX nodes on radix-19 switches, 10
+  // million hosts on radix 8, 1,024 CloudMatrix384 supernodes on a radix-16 RDMA plane. Each is
+  // refused by the fabric's own check (the message names the NICs and the radix) before a host is
+  // built; check_fat_tree is that check alone.
+  for (const char* spec : {"cluster:nodes=50083,radix=19,rail_optimized=false",
+                           "fat-tree:hosts=10000000,radix=8",
+                           "cloudmatrix384:supernodes=1024,rdma_radix=16"}) {
+    SCOPED_TRACE(spec);
+    try {
+      preset(spec);
+      FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("a larger radix"), std::string::npos) << e.what();
+    }
+  }
+  FatTreeSpec spec;
+  spec.radix = 4;
+  const ParamReader where("fat-tree", {}, std::nullopt);
+  EXPECT_THROW(check_fat_tree(spec, 9, 1, where), InputError);
+  EXPECT_NO_THROW(check_fat_tree(spec, 8, 1, where));
 }
 
 TEST(FatTree, RailOptimizedPutsNicIOnRailI) {
