@@ -44,15 +44,24 @@ for h in "${harnesses[@]}"; do
   [ "$h" = cli ] && unit_timeout=60
   [ -n "$runs" ] && limit=(-runs="$runs")
   echo "== fuzz_$h: ${limit[*]} =="
-  if ! build-fuzz/tests/fuzz/fuzz_"$h" "$work" -dict=tests/fuzz/stepsim.dict "${limit[@]}" \
-      -timeout="$unit_timeout" -rss_limit_mb=4096 -max_len=8192 -jobs="$jobs" -workers="$jobs" \
-      -artifact_prefix="$crashes/" -print_final_stats=1 2>&1 | tail -25; then
+  # libFuzzer's jobs write fuzz-JOB.log in the current directory: each harness gets its own, so
+  # that two campaigns run side by side keep their logs apart (the whole log stays there). One job
+  # runs in-process. Paths are absolute: fuzz_cli changes directory while a command runs.
+  logs=$PWD/build-fuzz/campaign/$h-logs
+  rm -rf "$logs" && mkdir -p "$logs"
+  parallel=()
+  [ "$jobs" -gt 1 ] && parallel=(-jobs="$jobs" -workers="$jobs")
+  if ! (cd "$logs" && "$OLDPWD"/build-fuzz/tests/fuzz/fuzz_"$h" "$OLDPWD/$work" \
+      -dict="$OLDPWD"/tests/fuzz/stepsim.dict "${limit[@]}" -timeout="$unit_timeout" \
+      -rss_limit_mb=4096 -max_len=8192 "${parallel[@]}" -artifact_prefix="$OLDPWD/$crashes/" \
+      -print_final_stats=1 >"$logs/campaign.log" 2>&1); then
     status=1
   fi
+  tail -25 "$logs/campaign.log"
   # Keep only what adds coverage to the committed corpus.
   # (Its own slow or crashing inputs go beside the campaign's, not into the working directory.)
   build-fuzz/tests/fuzz/fuzz_"$h" -merge=1 tests/fuzz/corpus/"$h" "$work" -dict=tests/fuzz/stepsim.dict \
-    -timeout="$unit_timeout" -rss_limit_mb=4096 -artifact_prefix="$crashes/" 2>&1 \
+    -timeout="$unit_timeout" -rss_limit_mb=4096 -artifact_prefix="$PWD/$crashes/" 2>&1 \
     | grep -E "MERGE-OUTER: [0-9]+ new files" || true
 done
 if ls build-fuzz/crashes/*/* >/dev/null 2>&1; then
