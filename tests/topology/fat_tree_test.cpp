@@ -67,9 +67,9 @@ TEST(FatTree, AFabricTooLargeForItsSwitchesIsRefusedBeforeItsHostsAreBuilt) {
   // million hosts on radix 8, 1,024 CloudMatrix384 supernodes on a radix-16 RDMA plane. Each is
   // refused by the fabric's own check (the message names the NICs and the radix) before a host is
   // built; check_fat_tree is that check alone.
-  for (const char* spec : {"cluster:nodes=50083,radix=19,rail_optimized=false",
-                           "fat-tree:hosts=10000000,radix=8",
-                           "cloudmatrix384:supernodes=1024,rdma_radix=16"}) {
+  for (const char* spec :
+       {"cluster:nodes=50083,radix=19,rail_optimized=false", "fat-tree:hosts=10000000,radix=8",
+        "cloudmatrix384:supernodes=1024,rdma_radix=16"}) {
     SCOPED_TRACE(spec);
     try {
       preset(spec);
