@@ -21,6 +21,17 @@ void OutputGuard::add(const fs::path& temporary) {
   temporaries_.insert(temporary.string());
 }
 
+int OutputGuard::create(const fs::path& temporary) {
+  const std::lock_guard lock(mutex_);
+  if (closed_) {
+    errno = EINTR;
+    return -1;
+  }
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd >= 0) temporaries_.insert(temporary.string());
+  return fd;
+}
+
 void OutputGuard::forget(const fs::path& temporary) {
   const std::lock_guard lock(mutex_);
   temporaries_.erase(temporary.string());
@@ -49,7 +60,7 @@ namespace {
 
 // Creates a new file `.NAME.stepsim-PID-N` beside `target` (O_EXCL, so never someone else's), with
 // the mode a plain open would give (0666 less the umask).
-fs::path create_temporary(const fs::path& target) {
+fs::path create_temporary(const fs::path& target, OutputGuard* guard) {
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   const std::string name = target.filename().string();
   const auto seed = static_cast<unsigned long long>(
@@ -57,7 +68,9 @@ fs::path create_temporary(const fs::path& target) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     const fs::path candidate =
         dir / fmt::format(".{}.stepsim-{}-{:x}{}", name, ::getpid(), seed, attempt);
-    const int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    const int fd = guard != nullptr
+                       ? guard->create(candidate)
+                       : ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       ::close(fd);
       return candidate;
@@ -92,8 +105,7 @@ PendingFile::PendingFile(fs::path target, OutputGuard* guard)
     const fs::path real = fs::canonical(target_, ec);
     if (!ec) target_ = real;
   }
-  temporary_ = create_temporary(target_);
-  if (guard_ != nullptr) guard_->add(temporary_);
+  temporary_ = create_temporary(target_, guard_);  // registered with the guard as it is created
 }
 
 PendingFile::~PendingFile() {

@@ -26,6 +26,10 @@ class OutputGuard {
   OutputGuard& operator=(const OutputGuard&) = delete;
 
   void add(const std::filesystem::path& temporary);
+  // Creates `temporary` (O_EXCL) and registers it in one step, so that remove_all() never runs
+  // between the two (a file created then would outlive the stop); -1 with errno as open() sets it,
+  // or EINTR once remove_all() has run.
+  int create(const std::filesystem::path& temporary);
   // Removes `temporary` from the files in progress (it was renamed or deleted).
   void forget(const std::filesystem::path& temporary);
   // Renames `temporary` onto `target`; false (and errno set) when the rename failed or the guard
