@@ -25,25 +25,21 @@ struct FatTreeShape {
 
 FatTreeShape shape_of(const FatTreeSpec& requested, std::size_t num_hosts, std::size_t n,
                       const ParamReader& where) {
-  FatTreeShape shape;
-  FatTreeSpec& spec = shape.spec;
-  spec = requested;
   const std::size_t ports = num_hosts * n;
-  const int d1 = down_ports(spec.radix, spec.leaf_oversubscription);
-  const int u1 = spec.radix - d1;
+  if (ports == 0) where.fail("the fabric has no ports");
+  FatTreeShape shape{.spec = requested};
+  auto& [spec, d1, u1, d2, u2, leaves, pods] = shape;
+  d1 = down_ports(spec.radix, spec.leaf_oversubscription);
+  u1 = spec.radix - d1;
   if (d1 < 1 || u1 < 1) {
     where.fail(
         fmt::format("a radix-{} leaf with oversubscription {} has {} ports down and {} up; "
                     "both must be at least 1",
                     spec.radix, spec.leaf_oversubscription, d1, u1));
   }
-  const std::size_t leaves = spec.rail_optimized
-                                 ? ceil_div(num_hosts, static_cast<std::size_t>(d1)) * n
-                                 : ceil_div(ports, static_cast<std::size_t>(d1));
+  leaves = spec.rail_optimized ? ceil_div(num_hosts, static_cast<std::size_t>(d1)) * n
+                               : ceil_div(ports, static_cast<std::size_t>(d1));
   const std::size_t radix = static_cast<std::size_t>(spec.radix);
-  int d2 = 0;
-  int u2 = 0;
-  std::size_t pods = 1;
   if (spec.tiers == 0) spec.tiers = leaves <= radix ? 2 : 3;  // "auto"
   if (spec.tiers == 2) {
     if (leaves > radix) {
@@ -74,12 +70,6 @@ FatTreeShape shape_of(const FatTreeSpec& requested, std::size_t num_hosts, std::
     where.fail(fmt::format("tiers must be 2 or 3, got {}", spec.tiers));
   }
 
-  shape.d1 = d1;
-  shape.u1 = u1;
-  shape.d2 = d2;
-  shape.u2 = u2;
-  shape.leaves = leaves;
-  shape.pods = pods;
   return shape;
 }
 
@@ -87,20 +77,15 @@ FatTreeShape shape_of(const FatTreeSpec& requested, std::size_t num_hosts, std::
 
 void check_fat_tree(const FatTreeSpec& spec, std::size_t hosts, std::size_t nics_per_host,
                     const ParamReader& where) {
-  if (hosts == 0 || nics_per_host == 0) where.fail("the fabric has no ports");
   (void)shape_of(spec, hosts, nics_per_host, where);
 }
 
 void add_fat_tree(TopologyBuilder& b, const FatTreeSpec& requested,
                   const std::vector<std::vector<NodeId>>& hosts, const ParamReader& where) {
-  if (hosts.empty() || hosts.front().empty()) where.fail("the fabric has no ports");
-  const std::size_t n = hosts.front().size();
+  const std::size_t n = hosts.empty() ? 0 : hosts.front().size();
   const std::size_t num_hosts = hosts.size();
   const std::size_t ports = num_hosts * n;
-  const FatTreeShape shape = shape_of(requested, num_hosts, n, where);
-  const FatTreeSpec& spec = shape.spec;
-  const int d1 = shape.d1, u1 = shape.u1, d2 = shape.d2, u2 = shape.u2;
-  const std::size_t leaves = shape.leaves, pods = shape.pods;
+  const auto [spec, d1, u1, d2, u2, leaves, pods] = shape_of(requested, num_hosts, n, where);
   const std::uint16_t cls = b.link_class(spec.link_class);
   const NodeOptions switch_options{spec.in_network_reduction, std::nullopt, NodeId()};
   const std::uint32_t span1 = static_cast<std::uint32_t>(d1);

@@ -13,19 +13,6 @@ namespace {
 // and line rate (bits of the double, so that only equal rates match).
 using Attachment = std::tuple<bool, std::uint32_t, std::uint16_t, std::uint64_t>;
 
-bool link_sprays(const Topology& topology, LinkIndex link, EcmpMode mode) {
-  switch (mode) {
-    case EcmpMode::kSpray:
-      return true;
-    case EcmpMode::kFabric:
-      return topology.link_class(link).multipath == Multipath::kSpray;
-    case EcmpMode::kHash:
-    case EcmpMode::kSpread:
-      return false;
-  }
-  return false;
-}
-
 }  // namespace
 
 std::vector<LinkIndex> symmetric_link_representatives(const Topology& topology, EcmpMode mode) {

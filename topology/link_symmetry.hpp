@@ -6,7 +6,7 @@
 // same class and line rate in each direction. The 16 L2 chips of a CloudMatrix384 plane are twins
 // (each has one UB link to the plane's L1 chip of every node); so are the spines of a non-blocking
 // two-level fat-tree. A group of twins is used only when every link out of its members and out of
-// every node with a link into them sprays (topology::Router::sprays in the given mode: every link
+// every node with a link into them sprays (topology::link_sprays in the given mode: every link
 // in `kSpray`, the links whose class sprays in `kFabric`, none in `kHash` and `kSpread`).
 //
 // Why the loads are equal. The router splits a flow's share evenly over the next links at every

@@ -369,12 +369,23 @@ Routes Router::routes(NodeId source, NodeId destination, EcmpMode mode, std::uin
   return result;
 }
 
+bool link_sprays(const Topology& topology, LinkIndex link, EcmpMode mode) {
+  switch (mode) {
+    case EcmpMode::kSpray:
+      return true;
+    case EcmpMode::kFabric:
+      return topology.link_class(link).multipath == Multipath::kSpray;
+    case EcmpMode::kHash:
+    case EcmpMode::kSpread:
+      return false;
+  }
+  return false;
+}
+
 bool Router::sprays(std::span<const LinkIndex> links, EcmpMode mode) const {
-  if (links.size() < 2 || mode == EcmpMode::kHash) return false;
-  if (mode == EcmpMode::kSpray) return true;
-  return std::all_of(links.begin(), links.end(), [&](LinkIndex l) {
-    return topology_.link_class(l).multipath == Multipath::kSpray;
-  });
+  return links.size() >= 2 && std::all_of(links.begin(), links.end(), [&](LinkIndex l) {
+           return link_sprays(topology_, l, mode);
+         });
 }
 
 // One segment, level by level: every reached node passes its share on to its next links, split

@@ -63,6 +63,11 @@ struct MultipathRoute {
   bool sprayed() const { return !shares.empty(); }
 };
 
+// Whether a choice of the router between `link` and its parallel equal-cost links spreads a
+// transfer over all of them in `mode`: always in spray mode, as the link's class says in fabric
+// mode, never in hash mode (spread mode splits into paths instead).
+bool link_sprays(const Topology& topology, LinkIndex link, EcmpMode mode);
+
 struct RouterOptions {
   std::size_t max_paths = 64;             // spread mode: at most this many paths per flow
   std::size_t cache_bytes = 64ull << 20;  // distance tables kept, in bytes
@@ -117,7 +122,7 @@ class Router {
   void enumerate(const Segment& segment, NodeId at, Path& prefix, std::vector<Path>& out,
                  std::size_t limit);
   std::size_t nic_choices(NodeId source, NodeId destination) const;
-  // Whether a choice among `links` sprays in `mode` (fabric: when every link's class sprays).
+  // Whether a choice among `links` sprays in `mode`: two or more links, each link_sprays().
   bool sprays(std::span<const LinkIndex> links, EcmpMode mode) const;
   struct Reach;
   void spray_segment(const Segment& segment, std::uint64_t seed, EcmpMode mode,
