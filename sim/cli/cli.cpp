@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <memory>
 #include <ostream>
 
@@ -112,6 +113,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.set_version_flag("--version", std::string("stepsim ") + kVersion);
   app.require_subcommand(1);
   app.fallthrough();
+  // A flag takes no value: CLI11 2.1 reads `--verbose=N` with std::stoll and lets an out-of-range
+  // N escape as std::out_of_range (found by fuzz_cli), reads `--quiet=-5` as false and `--json=2`
+  // as true. `--flag=true` stays accepted. Subcommands inherit this default.
+  app.option_defaults()->disable_flag_override();
   int verbosity = 0;
   bool quiet = false;
   app.add_flag("-v,--verbose", verbosity, "More log output on stderr (-vv for trace)");
@@ -154,7 +159,27 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e, out, err);
   } catch (const CLI::ParseError& e) {
+    // CLI11 says "verbose was given a disallowed flag override": name the argument instead.
+    const std::string what = e.what();
+    const std::string suffix = " was given a disallowed flag override";
+    if (what.size() > suffix.size() && what.ends_with(suffix)) {
+      const std::string name = what.substr(0, what.size() - suffix.size());
+      for (const auto& arg : args) {
+        if (arg.starts_with("--" + name + "=") || arg.starts_with("-" + name + "=")) {
+          err << "stepsim: error: " << arg.substr(0, arg.find('='))
+              << " is a flag and takes no value, got '" << arg
+              << "' (repeat it to count: -vv)\nRun with --help for more information.\n";
+          return 2;
+        }
+      }
+    }
     app.exit(e, out, err);
+    return 2;
+  } catch (const std::exception& e) {
+    // A conversion inside CLI11 that throws a standard exception instead of its own (a bad
+    // command line, whatever CLI11 calls it: nothing has run yet).
+    err << "stepsim: error: cannot read the command line: " << e.what()
+        << "\nRun with --help for more information.\n";
     return 2;
   }
 

@@ -49,6 +49,13 @@ std::vector<BadInput> cases() {
       {"unknown_command", {"chek", "x.yaml"}, {"unknown command 'chek'", "did you mean 'check'"}},
       {"unknown_option", {"check", "--frobnicate", "{bad}/empty.yaml"}, {"frobnicate"}},
       {"missing_argument", {"check"}, {"scenario is required"}},
+      // Flags take no value (fuzz_cli: CLI11 converted `--verbose=N` with std::stoll, and an N
+      // out of its range ended the program with std::terminate).
+      {"flag_with_a_value_out_of_range",
+       {"--verbose=111111111111111111111111111", "check", "{bad}/empty.yaml"},
+       {"--verbose is a flag and takes no value", "'--verbose=111111111111111111111111111'"}},
+      {"flag_with_a_count", {"--quiet=-5", "check", "{bad}/empty.yaml"}, {"--quiet is a flag"}},
+      {"subcommand_flag_with_a_value", {"topo", "--list=2"}, {"--list is a flag", "'--list=2'"}},
       // Files.
       {"missing_file", {"check", "{bad}/no_such_file.yaml"}, {"no_such_file.yaml", "no such file"}},
       {"directory_as_file", {"check", "{bad}/a_directory.yaml"}, {"is a directory"}},
