@@ -51,7 +51,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 exec "${STEPSIM:-build/stepsim}" compare \
   examples/deepseek-v3-cloudmatrix384.yaml examples/deepseek-v3-h800.yaml --search \
-  -o model.layers=6 -o training.global_batch=768 \
+  -o model.layers=6 -o model.moe.dense_layers=1 -o training.global_batch=768 \
   --memory-with model.layers=61 --memory-with model.moe.dense_layers=3 \
   --space tp=1,2,4 --space pp=1,2,3,6 --space vpp=1 --space ep=16,32,64 --space zero=0,1 \
   --space micro_batch=1,2 --space recompute=none,selective,full \

@@ -471,7 +471,8 @@ namespace {
 // of the space fits an H800 cluster without one.
 TEST(Search, DeepSeekExampleMemoryDecidesThePipeline) {
   const std::string examples = std::string(STEPSIM_SOURCE_DIR) + "/examples/";
-  const std::vector<std::string> slice = {"model.layers=6", "training.global_batch=768"};
+  const std::vector<std::string> slice = {"model.layers=6", "model.moe.dense_layers=1",
+                                          "training.global_batch=768"};
   SearchOptions options;
   options.threads = 2;
   options.memory_overrides = {"model.layers=61", "model.moe.dense_layers=3"};
