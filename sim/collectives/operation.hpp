@@ -29,6 +29,11 @@ double bus_bandwidth_factor(CollectiveKind kind, std::size_t ranks);
 // elements (AllGather and ReduceScatter print the per-rank count, S/n).
 std::int64_t nccl_tests_count(CollectiveKind kind, Bytes size, std::size_t ranks, int type_bytes);
 
+// The largest buffer a collective may have: plans multiply it by small factors (an AllReduce
+// ring moves 2(n-1)/n of it over each edge), which must stay far from the 2^63 bytes a Bytes
+// holds. 1 PiB at 50 GB/s is 6 hours; no training or benchmark run comes near it.
+inline constexpr std::int64_t kMaxOperationBytes = std::int64_t{1} << 50;
+
 struct Operation {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   Bytes size;

@@ -45,10 +45,20 @@ std::int64_t per_peer_bytes(const Operation& op, const GroupShape& group) {
   return op.size.count() / std::max<std::uint32_t>(group.size, 1);
 }
 
+void check_operation_size(const Operation& op) {
+  // (An AllToAllv's size is its largest row sum, what one rank sends.)
+  if (op.size.count() > kMaxOperationBytes) {
+    throw InputError(fmt::format(
+        "the collective's size is {} bytes; stepsim plans collectives of at most 1 PiB ({} bytes)",
+        op.size.count(), kMaxOperationBytes));
+  }
+}
+
 }  // namespace
 
 PlannedCollective plan_collective(const Algorithm& algorithm, const Operation& op,
                                   const GroupShape& group, const PlanOptions& requested) {
+  check_operation_size(op);
   // Where NCCL does not run (an HCCL fabric), `auto` keeps stepsim's own rules and latencies; a
   // forced protocol still runs NCCL's model, as asked.
   PlanOptions options = requested;

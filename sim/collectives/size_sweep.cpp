@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/collectives/operation.hpp"
 #include "sim/common/input_error.hpp"
 
 namespace stepsim::collectives {
@@ -19,6 +20,10 @@ std::vector<Bytes> parse_size_sweep(std::string_view text) {
   const Bytes last = colon == std::string_view::npos ? first : parse(text.substr(colon + 1));
   if (first.count() <= 0)
     throw InputError(fmt::format("--sizes '{}': the first size must be at least 1 byte", text));
+  if (last.count() > kMaxOperationBytes) {
+    throw InputError(fmt::format("--sizes '{}': at most 1 PiB ({} bytes) per collective", text,
+                                 kMaxOperationBytes));
+  }
   if (last < first)
     throw InputError(fmt::format("--sizes '{}': the first size is larger than the last", text));
   std::vector<Bytes> sizes;

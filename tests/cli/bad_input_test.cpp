@@ -233,6 +233,10 @@ std::vector<BadInput> cases() {
       {"idle_tolerance_nan",
        {"traffic", "-t", "dgx-h100", "-p", "ring", "--idle-tolerance", "nan"},
        {"--idle-tolerance 'nan'"}},
+      // fuzz_cli (session 13): a size whose plan overflowed 2^63 bytes (an internal error).
+      {"collective_size_beyond_a_pebibyte",
+       {"collective", "-t", "dgx-a100", "-s", "9223372036854775807B"},
+       {"--sizes '9223372036854775807B'", "at most 1 PiB"}},
       {"collective_zero_chunk",
        {"collective", "-t", "dgx-h100", "--chunk-size", "0B"},
        {"--chunk-size '0B'", "at least 1 byte"}},

@@ -190,6 +190,26 @@ TEST(NcclTuner, AutoLabelsWhatRan) {
                InputError);
 }
 
+TEST(PlanCollective, RefusesASizeWhosePlanWouldOverflow) {
+  // fuzz_cli: an AllReduce of 9e18 bytes made the ring's 2(n-1)/n per edge overflow 2^63 into a
+  // negative transfer (an internal error). Up to 1 PiB plans; above, an input error says so.
+  const auto registry = builtin_algorithms();
+  const GroupShape group = nvlink4_node(true);
+  PlanOptions options;
+  for (const char* name : {"auto", "ring", "tree", "in-switch"}) {
+    EXPECT_NO_THROW(
+        plan_collective(*registry.create(name), allreduce(kMaxOperationBytes), group, options))
+        << name;
+    EXPECT_THROW(
+        plan_collective(*registry.create(name), allreduce(kMaxOperationBytes + 1), group, options),
+        InputError)
+        << name;
+  }
+  EXPECT_THROW(
+      plan_collective(*registry.create("ring"), allreduce(9000000000000000000), group, options),
+      InputError);
+}
+
 TEST(NcclTuner, AppliesWhereNcclRunsOnly) {
   // CloudMatrix384's NPUs run HCCL: `auto` keeps stepsim's own rules there (a 384-member ring,
   // fluid), with no NCCL protocol, and gives the same time as --proto off. The same fabric told
