@@ -13,6 +13,7 @@
 #include <ostream>
 
 #include "sim/cli/command.hpp"
+#include "sim/cli/progress_line.hpp"
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/alltoallv_matrix.hpp"
 #include "sim/collectives/collective_session.hpp"
@@ -226,6 +227,31 @@ Command add_collective_command(CLI::App& app) {
           plan_options.protocol = *protocol;
         RunnerOptions runner_options;
         runner_options.ecmp = *topology::parse_ecmp_mode(options->ecmp);
+        // A progress line on a terminal: the size being run, its share of its plan's transfers
+        // done and the time left for it at the rate so far (the larger sizes after it cost more).
+        ProgressLine progress(ctx);
+        struct {
+          std::size_t index = 0;
+          Bytes size;
+          std::uint64_t transfers = 0;    // in this size's plan
+          std::uint64_t done_before = 0;  // by the sizes before it
+          double started_s = 0.0;
+        } now;
+        const auto show = [&](std::uint64_t done) {
+          if (!progress.due()) return;
+          const double fraction = now.transfers == 0 ? 0.0
+                                                     : static_cast<double>(done - now.done_before) /
+                                                           static_cast<double>(now.transfers);
+          const double elapsed = progress.elapsed_s();
+          const std::size_t after = sweep.size() - now.index - 1;
+          progress.show(fmt::format(
+              "size {} of {} ({}): {:.0f}% of its {} transfers, {:.0f} s, {} for it{}",
+              now.index + 1, sweep.size(), format_bytes(now.size), 100.0 * fraction, now.transfers,
+              elapsed, time_left(elapsed - now.started_s, fraction),
+              after == 0 ? ""
+                         : fmt::format(", then {} larger size{}", after, after == 1 ? "" : "s")));
+        };
+        if (progress.enabled()) runner_options.progress = show;
         CollectiveSession session(topo, calibration, runner_options);
 
         // The HTML page starts before the runs, so a bad path fails at once.
@@ -234,7 +260,8 @@ Command add_collective_command(CLI::App& app) {
 
         constexpr int kTypeBytes = 4;  // float, as nccl-tests' default
         std::vector<Row> rows;
-        for (Bytes size : sweep) {
+        for (std::size_t i = 0; i < sweep.size(); ++i) {
+          const Bytes size = sweep[i];
           Operation op;
           op.kind = kind;
           op.size = size;
@@ -251,13 +278,20 @@ Command add_collective_command(CLI::App& app) {
             throw InputError(fmt::format("--algo {} cannot run {} on these {} ranks: {}",
                                          options->algo, to_string(kind), n, *why));
           PlannedCollective planned = plan_collective(*algorithm, op, shape, plan_options);
+          now.index = i;
+          now.size = op.size;
+          now.transfers = planned.plan.size();
+          now.started_s = progress.elapsed_s();
           const Time t =
               session.run(std::make_shared<const Plan>(std::move(planned.plan)), placement);
+          now.done_before += now.transfers;
+          show(now.done_before);
           const double algbw = op.size.as_double() / t.seconds() * 1e-9;
           rows.push_back({op.size, nccl_tests_count(kind, op.size, n, kTypeBytes), t.microseconds(),
                           algbw, algbw * bus_bandwidth_factor(kind, n), std::move(planned.label)});
         }
 
+        progress.clear();
         if (html_file) {
           std::vector<PublishedBusbw> published;
           if (std::filesystem::exists(options->published)) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "sim/cli/command.hpp"
+#include "sim/cli/progress_line.hpp"
 #include "sim/common/config.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/output/csv_field.hpp"
@@ -271,6 +272,7 @@ Command add_compare_command(CLI::App& app) {
 
         std::vector<StepReport> reports;
         if (options->search) {
+          ProgressLine progress(ctx);
           for (std::size_t i = 0; i < scenarios.size(); ++i) {
             // Each variant at its best: a fixed layout favours the fabric it was written for.
             ctx.log.debug("searching {}", variants[i].label);
@@ -282,19 +284,50 @@ Command add_compare_command(CLI::App& app) {
             so.distribution = distribution.get();
             so.memory_overrides = options->memory_overrides;
             so.max_simulation_memory = max_simulation_memory;
+            if (progress.enabled()) {
+              so.progress = [&, i](const search::SearchProgress& p) {
+                if (!progress.due()) return;
+                progress.show(fmt::format(
+                    "comparing: searching {} of {} ({}): {} simulated, {} running, at most {} to "
+                    "go, {:.0f} s",
+                    i + 1, scenarios.size(), variants[i].label, p.simulated, p.running,
+                    p.left_at_most, progress.elapsed_s()));
+              };
+            }
             search::SearchOutcome outcome = search::search_layouts(scenarios[i], space, so);
             if (!writes) continue;
             variants[i].label += " [" + outcome.ranked.front().candidate.label + "]";
             reports.push_back(std::move(outcome.ranked.front().report));
           }
+          progress.clear();
         } else {
           // One variant after the other in one process (the first error, in order, is the one
           // reported), or shared among the processes of an MPI launch.
           search::CandidateQueue queue(std::vector<Time>(scenarios.size()), false, {});
+          // A progress line on a terminal: the run going on, its share of operations done and
+          // the time left for it at the rate so far.
+          ProgressLine progress(ctx);
           distribution->run(queue, 1, [&](std::size_t i) {
             ctx.log.debug("simulating {}", variants[i].label);
-            return simulate_step(scenarios[i]);
+            SimulateOptions simulate;
+            const double started_s = progress.elapsed_s();
+            if (progress.enabled()) {
+              simulate.progress = [&, i, started_s](std::uint64_t done, std::uint64_t total) {
+                if (!progress.due()) return;
+                const double fraction = static_cast<double>(done) / static_cast<double>(total);
+                const double elapsed = progress.elapsed_s();
+                const std::size_t after = scenarios.size() - i - 1;
+                progress.show(fmt::format(
+                    "comparing: run {} of {} ({}): {:.0f}% of its {} operations, {:.0f} s, {} for "
+                    "it{}",
+                    i + 1, scenarios.size(), variants[i].label, 100.0 * fraction, total, elapsed,
+                    time_left(elapsed - started_s, fraction),
+                    after == 0 ? "" : fmt::format(", then {} more", after)));
+              };
+            }
+            return simulate_step(scenarios[i], simulate);
           });
+          progress.clear();
           if (writes) {
             for (std::size_t i = 0; i < scenarios.size(); ++i) {
               if (queue.errors()[i]) std::rethrow_exception(queue.errors()[i]);

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sim/cli/command.hpp"
+#include "sim/cli/progress_line.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/run/html_report.hpp"
 #include "sim/run/simulate.hpp"
@@ -55,65 +56,57 @@ Command add_run_command(CLI::App& app) {
       ->type_name("RANKS")
       ->needs(html);
   add_max_memory_option(*sub, options->max_memory);
-  return {
-      sub, [options](Context& ctx) {
-        const auto started = std::chrono::steady_clock::now();
-        const Scenario scenario = load_scenario(options->file, options->overrides);
-        guard_resources(ctx, scenario.workload, options->max_memory);
-        // Start the report's file before the simulation, so a bad path fails at once; it is
-        // renamed into place when complete, and an earlier report stays until then.
-        std::optional<output::AtomicFile> report_file;
-        if (!options->report.empty()) report_file.emplace(options->report, ctx.output_guard);
-        std::optional<output::AtomicFile> html_file;
-        if (!options->html.empty()) html_file.emplace(options->html, ctx.output_guard);
-        ctx.log.debug("scenario '{}' loaded: {} accelerators", scenario.name,
-                      scenario.topology.accelerators().size());
-        SimulateOptions simulate;
-        simulate.output_guard = ctx.output_guard;
-        if (!options->trace.empty()) simulate.trace = options->trace;
-        simulate.trace_ranks = options->trace_ranks;
-        simulate.note = [&ctx](const std::string& note) { ctx.log.info("{}", note); };
-        StepView view;
-        if (html_file) {
-          simulate.view = &view;
-          simulate.view_ranks = options->html_ranks;
-        }
-        // A progress line on stderr when it is a terminal (never on stdout, never with -q),
-        // once the run has taken ctx.progress_after, with the time left at the rate so far.
-        bool progress_shown = false;
-        if (ctx.err_is_terminal && ctx.log.should_log(spdlog::level::info)) {
-          simulate.progress = [&ctx, &progress_shown, started](std::uint64_t done,
-                                                               std::uint64_t total) {
-            const double elapsed =
+  return {sub, [options](Context& ctx) {
+            const auto started = std::chrono::steady_clock::now();
+            const Scenario scenario = load_scenario(options->file, options->overrides);
+            guard_resources(ctx, scenario.workload, options->max_memory);
+            // Start the report's file before the simulation, so a bad path fails at once; it is
+            // renamed into place when complete, and an earlier report stays until then.
+            std::optional<output::AtomicFile> report_file;
+            if (!options->report.empty()) report_file.emplace(options->report, ctx.output_guard);
+            std::optional<output::AtomicFile> html_file;
+            if (!options->html.empty()) html_file.emplace(options->html, ctx.output_guard);
+            ctx.log.debug("scenario '{}' loaded: {} accelerators", scenario.name,
+                          scenario.topology.accelerators().size());
+            SimulateOptions simulate;
+            simulate.output_guard = ctx.output_guard;
+            if (!options->trace.empty()) simulate.trace = options->trace;
+            simulate.trace_ranks = options->trace_ranks;
+            simulate.note = [&ctx](const std::string& note) { ctx.log.info("{}", note); };
+            StepView view;
+            if (html_file) {
+              simulate.view = &view;
+              simulate.view_ranks = options->html_ranks;
+            }
+            // A progress line on stderr when it is a terminal (never on stdout, never with -q),
+            // once the run has taken ctx.progress_after, with the time left at the rate so far.
+            ProgressLine progress(ctx);
+            if (progress.enabled()) {
+              simulate.progress = [&progress](std::uint64_t done, std::uint64_t total) {
+                if (done == 0 || !progress.due()) return;
+                const double fraction = static_cast<double>(done) / static_cast<double>(total);
+                progress.show(fmt::format("simulating: {:.0f}% of {} operations, {:.0f} s, {}",
+                                          100.0 * fraction, total, progress.elapsed_s(),
+                                          time_left(progress.elapsed_s(), fraction)));
+              };
+            }
+            const StepReport report = simulate_step(scenario, simulate);
+            progress.clear();
+            print_summary(ctx.out, report);
+            if (report_file) {
+              report_file->stream() << to_json(report).dump(2) << '\n';
+              report_file->commit();
+            }
+            if (html_file) {
+              write_step_html(html_file->stream(), report, view);
+              html_file->commit();
+            }
+            const double wall =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            if (elapsed < ctx.progress_after_s || done == 0) return;
-            progress_shown = true;
-            const double fraction = static_cast<double>(done) / static_cast<double>(total);
-            ctx.err
-                << fmt::format(
-                       "\rstepsim: simulating: {:.0f}% of {} operations, {:.0f} s, about {:.0f} "
-                       "s left\x1b[K",
-                       100.0 * fraction, total, elapsed, elapsed * (1.0 - fraction) / fraction)
-                << std::flush;
-          };
-        }
-        const StepReport report = simulate_step(scenario, simulate);
-        if (progress_shown) ctx.err << "\r\x1b[K" << std::flush;
-        print_summary(ctx.out, report);
-        if (report_file) {
-          report_file->stream() << to_json(report).dump(2) << '\n';
-          report_file->commit();
-        }
-        if (html_file) {
-          write_step_html(html_file->stream(), report, view);
-          html_file->commit();
-        }
-        const double wall =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        ctx.out.flush();
-        ctx.log.debug("simulated in {:.2f} s of wall time", wall);
-        return 0;
-      }};
+            ctx.out.flush();
+            ctx.log.debug("simulated in {:.2f} s of wall time", wall);
+            return 0;
+          }};
 }
 
 }  // namespace stepsim::cli

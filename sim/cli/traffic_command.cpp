@@ -13,6 +13,7 @@
 #include <ostream>
 
 #include "sim/cli/command.hpp"
+#include "sim/cli/progress_line.hpp"
 #include "sim/collectives/placement.hpp"
 #include "sim/collectives/traffic.hpp"
 #include "sim/common/input_error.hpp"
@@ -110,9 +111,19 @@ Command add_traffic_command(CLI::App& app) {
         const Calibration calibration =
             options->links == "calibrated" ? calibrated_presets() : line_rate_presets();
         TrafficResult result;
+        ProgressLine progress(ctx);
+        const auto show = [&progress](std::size_t finished, std::size_t all) {
+          if (!progress.due()) return;
+          const double fraction = static_cast<double>(finished) / static_cast<double>(all);
+          progress.show(fmt::format("simulating: {} of {} flows finished, {:.0f} s, {}", finished,
+                                    all, progress.elapsed_s(),
+                                    time_left(progress.elapsed_s(), fraction)));
+        };
         try {
           result = run_traffic(topo, calibration, traffic,
-                               *topology::parse_ecmp_mode(options->ecmp), options->idle_tolerance);
+                               *topology::parse_ecmp_mode(options->ecmp), options->idle_tolerance,
+                               progress.enabled() ? std::function(show) : nullptr);
+          progress.clear();
         } catch (const InputError& e) {  // flows too large for the clock: say whose
           throw InputError(fmt::format(
               "{}: {}", options->flows.empty() ? "--pattern " + options->pattern : options->flows,

@@ -40,8 +40,15 @@ Command add_validate_command(CLI::App& app) {
             if (options->output != "-") file.emplace(options->output, ctx.output_guard);
             validation::RunOptions run;
             run.quick_only = options->quick;
-            run.on_case = [&ctx](const validation::Table& t, const validation::Case& c) {
-              ctx.log.info("{}: {}", t.name, c.figure);
+            // Each case named as it starts (info), with how many are left.
+            std::size_t total = 0, started = 0;
+            for (const auto& t : cases.tables)
+              for (const auto& c : t.cases)
+                if (!options->quick || c.quick) ++total;
+            run.on_case = [&ctx, &total, &started](const validation::Table& t,
+                                                   const validation::Case& c) {
+              ++started;
+              ctx.log.info("case {} of {}: {}: {}", started, total, t.name, c.figure);
             };
             const auto results = validation::run_cases(cases, run);
             std::ostringstream report;

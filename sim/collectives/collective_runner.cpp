@@ -393,6 +393,8 @@ void CollectiveRunner::start_sprayed(Run& run, const Transfer& t,
 }
 
 void CollectiveRunner::complete(std::uint32_t run_index, TransferId id) {
+  if (++completed_transfers_ % RunnerOptions::kProgressTransfers == 0 && options_.progress)
+    options_.progress(completed_transfers_);
   Run& run = *runs_[run_index];
   for (TransferId next : run.plan->dependents(id))
     if (--run.waiting[next.value()] == 0) release(run_index, next);

@@ -33,6 +33,10 @@ struct RunnerOptions {
   // Keep one link of each group of symmetric links in the flow network (alias_symmetric_links):
   // the same rates, less work. Off only to check that claim.
   bool link_aliases = true;
+  // Called every kProgressTransfers completed transfers with the number completed since the
+  // runner was made (a progress line); empty: never.
+  std::function<void(std::uint64_t transfers_completed)> progress = {};
+  static constexpr std::uint64_t kProgressTransfers = 4096;
 };
 
 // The routes of one plan on one placement, kept by the caller between runs of that plan on that
@@ -129,6 +133,7 @@ class CollectiveRunner {
   topology::Router& router_;
   const NetworkLinks& links_;
   RunnerOptions options_;
+  std::uint64_t completed_transfers_ = 0;
   std::vector<std::unique_ptr<Run>> runs_;
   std::vector<std::uint32_t> free_runs_;
   std::vector<Pending> pending_;

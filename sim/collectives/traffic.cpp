@@ -126,9 +126,10 @@ std::vector<TrafficFlow> traffic_pattern(std::string_view pattern,
   return flows;
 }
 
-TrafficResult run_traffic(const topology::Topology& topology, const Calibration& calibration,
-                          std::span<const TrafficFlow> flows, topology::EcmpMode ecmp,
-                          double idle_tolerance) {
+TrafficResult run_traffic(
+    const topology::Topology& topology, const Calibration& calibration,
+    std::span<const TrafficFlow> flows, topology::EcmpMode ecmp, double idle_tolerance,
+    const std::function<void(std::size_t finished, std::size_t flows)>& progress) {
   TrafficResult result;
   result.flows.resize(flows.size());
   engine::Simulator sim;
@@ -143,12 +144,16 @@ TrafficResult run_traffic(const topology::Topology& topology, const Calibration&
     engine::FlowNetwork& network;
     TrafficResult& result;
     topology::EcmpMode ecmp;
-  } context{flows, router, network, result, ecmp};
+    const std::function<void(std::size_t, std::size_t)>& progress;
+    std::size_t finished = 0;
+  } context{flows, router, network, result, ecmp, progress};
   for (std::size_t i = 0; i < flows.size(); ++i) {
     sim.schedule_at(flows[i].start, [ctx = &context, i] {
       const TrafficFlow& f = ctx->flows[i];
-      auto done = [result = &ctx->result, i](const engine::FlowCompletion& c) {
-        result->flows[i] = {c.start, c.finish};
+      auto done = [ctx, i](const engine::FlowCompletion& c) {
+        ctx->result.flows[i] = {c.start, c.finish};
+        if (++ctx->finished % 4096 == 0 && ctx->progress)
+          ctx->progress(ctx->finished, ctx->flows.size());
       };
       if (ctx->ecmp == topology::EcmpMode::kSpray ||
           (ctx->ecmp == topology::EcmpMode::kFabric && ctx->router.fabric_sprays())) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -61,8 +62,11 @@ struct TrafficResult {
 };
 
 // `idle_tolerance` as engine::FlowNetworkOptions (0: exact max-min).
-TrafficResult run_traffic(const topology::Topology& topology, const Calibration& calibration,
-                          std::span<const TrafficFlow> flows, topology::EcmpMode ecmp,
-                          double idle_tolerance = 0.0);
+// `progress`, when set, is called every 4,096 finished flows with (finished, flows) (a progress
+// line).
+TrafficResult run_traffic(
+    const topology::Topology& topology, const Calibration& calibration,
+    std::span<const TrafficFlow> flows, topology::EcmpMode ecmp, double idle_tolerance = 0.0,
+    const std::function<void(std::size_t finished, std::size_t flows)>& progress = {});
 
 }  // namespace stepsim::collectives

@@ -244,5 +244,49 @@ TEST(Progress, NeverReachesStdout) {
   EXPECT_EQ(quiet_err.str().find("simulating"), std::string::npos);
 }
 
+// Every long command's progress line: on stderr of a terminal only, stdout the same bytes.
+void expect_progress_on_stderr_only(const std::vector<std::string>& args,
+                                    const std::string& progress_text) {
+  std::ostringstream out, err, plain_out, plain_err;
+  cli::Environment terminal;
+  terminal.err_is_terminal = true;
+  terminal.progress_after_s = 0;
+  ASSERT_EQ(cli::run(args, out, err, terminal), 0) << err.str();
+  ASSERT_EQ(cli::run(args, plain_out, plain_err), 0);
+  EXPECT_NE(err.str().find(progress_text), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find(" s left"), std::string::npos) << err.str();
+  EXPECT_EQ(plain_err.str().find(progress_text), std::string::npos) << plain_err.str();
+  EXPECT_EQ(out.str(), plain_out.str());
+  EXPECT_EQ(out.str().find('\r'), std::string::npos);
+  std::vector<std::string> quiet = args;
+  quiet.insert(quiet.begin(), "-q");
+  std::ostringstream quiet_out, quiet_err;
+  ASSERT_EQ(cli::run(quiet, quiet_out, quiet_err, terminal), 0);
+  EXPECT_EQ(quiet_err.str().find(progress_text), std::string::npos) << quiet_err.str();
+}
+
+TEST(Progress, CollectiveSweepShowsTheSizeAndItsTransfers) {
+  // 64 ranks' AllToAll: 4,032 transfers a size, so the runner reports every 4,096 (the second
+  // size on), and each size ends with a line.
+  expect_progress_on_stderr_only(
+      {"collective", "-t", "dgx-h100-superpod:nodes=8", "--op", "alltoall", "-s", "1MiB:4MiB"},
+      "stepsim: size 3 of 3 (4 MiB): ");
+}
+
+TEST(Progress, TrafficShowsTheFlowsFinished) {
+  // 128 ranks' all-to-all: 16,256 flows, a line every 4,096 finished.
+  expect_progress_on_stderr_only(
+      {"traffic", "-t", "dgx-h100-superpod:nodes=16", "-p", "alltoall", "-b", "1MiB"},
+      "stepsim: simulating: 4096 of 16256 flows finished");
+}
+
+TEST(Progress, CompareShowsTheRunAndItsOperations) {
+  const std::string scenario = std::string(STEPSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
+  expect_progress_on_stderr_only(
+      {"compare", scenario, "-o", "training.global_batch=128", "--variant", "parallelism.tp=8",
+       "--variant", "parallelism.tp=4 parallelism.dp=4"},
+      "stepsim: comparing: run 2 of 2 (");
+}
+
 }  // namespace
 }  // namespace stepsim
