@@ -97,7 +97,7 @@ Command add_collective_command(CLI::App& app) {
                   "hierarchical-pipelined, in-switch, nvls-tree, mesh, auto")
       ->capture_default_str();
   sub->add_option("--sizes,-s", options->sizes,
-                  "MIN:MAX with units, doubling like nccl-tests -f 2 (or one size)")
+                  "MIN:MAX with units, doubling like nccl-tests -f 2 (or one size); at most 1PiB")
       ->capture_default_str();
   sub->add_option("--chunk-size", options->chunk_size, "Pipelining chunk size (default 1MiB)");
   sub->add_option("--channels", options->channels,
