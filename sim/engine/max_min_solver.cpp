@@ -196,7 +196,7 @@ void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
 
 void MaxMinSolver::pop_top() {
   heap_pos_[heap_.top().link] = kAbsent;
-  heap_.pop();
+  heap_.pop_bottom_up();
 }
 
 }  // namespace stepsim::engine
