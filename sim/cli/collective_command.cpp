@@ -242,14 +242,14 @@ Command add_collective_command(CLI::App& app) {
           const double fraction = now.transfers == 0 ? 0.0
                                                      : static_cast<double>(done - now.done_before) /
                                                            static_cast<double>(now.transfers);
-          const double elapsed = progress.elapsed_s();
           const std::size_t after = sweep.size() - now.index - 1;
-          progress.show(fmt::format(
-              "size {} of {} ({}): {:.0f}% of its {} transfers, {:.0f} s, {} for it{}",
-              now.index + 1, sweep.size(), format_bytes(now.size), 100.0 * fraction, now.transfers,
-              elapsed, time_left(elapsed - now.started_s, fraction),
-              after == 0 ? ""
-                         : fmt::format(", then {} larger size{}", after, after == 1 ? "" : "s")));
+          progress.show_done(
+              fmt::format("size {} of {} ({}): {:.0f}% of its {} transfers", now.index + 1,
+                          sweep.size(), format_bytes(now.size), 100.0 * fraction, now.transfers),
+              fraction, now.started_s,
+              after == 0
+                  ? " for it"
+                  : fmt::format(" for it, then {} larger size{}", after, after == 1 ? "" : "s"));
         };
         if (progress.enabled()) runner_options.progress = show;
         CollectiveSession session(topo, calibration, runner_options);
@@ -284,8 +284,8 @@ Command add_collective_command(CLI::App& app) {
           now.started_s = progress.elapsed_s();
           const Time t =
               session.run(std::make_shared<const Plan>(std::move(planned.plan)), placement);
+          show(now.done_before + now.transfers);  // the size done: 100% of it
           now.done_before += now.transfers;
-          show(now.done_before);
           const double algbw = op.size.as_double() / t.seconds() * 1e-9;
           rows.push_back({op.size, nccl_tests_count(kind, op.size, n, kTypeBytes), t.microseconds(),
                           algbw, algbw * bus_bandwidth_factor(kind, n), std::move(planned.label)});

@@ -315,14 +315,12 @@ Command add_compare_command(CLI::App& app) {
               simulate.progress = [&, i, started_s](std::uint64_t done, std::uint64_t total) {
                 if (!progress.due()) return;
                 const double fraction = static_cast<double>(done) / static_cast<double>(total);
-                const double elapsed = progress.elapsed_s();
                 const std::size_t after = scenarios.size() - i - 1;
-                progress.show(fmt::format(
-                    "comparing: run {} of {} ({}): {:.0f}% of its {} operations, {:.0f} s, {} for "
-                    "it{}",
-                    i + 1, scenarios.size(), variants[i].label, 100.0 * fraction, total, elapsed,
-                    time_left(elapsed - started_s, fraction),
-                    after == 0 ? "" : fmt::format(", then {} more", after)));
+                progress.show_done(
+                    fmt::format("comparing: run {} of {} ({}): {:.0f}% of its {} operations", i + 1,
+                                scenarios.size(), variants[i].label, 100.0 * fraction, total),
+                    fraction, started_s,
+                    after == 0 ? " for it" : fmt::format(" for it, then {} more", after));
               };
             }
             return simulate_step(scenarios[i], simulate);

@@ -4,8 +4,20 @@
 
 #include <algorithm>
 #include <ostream>
+#include <string>
 
 namespace stepsim::cli {
+namespace {
+
+// "about 35 s left": what is left of work of which `fraction_done` took `elapsed_s`, at the rate
+// so far; "estimating" when nothing is done yet.
+std::string time_left(double elapsed_s, double fraction_done) {
+  if (!(fraction_done > 0.0)) return "estimating";
+  const double fraction = std::min(fraction_done, 1.0);
+  return fmt::format("about {:.0f} s left", elapsed_s * (1.0 - fraction) / fraction);
+}
+
+}  // namespace
 
 ProgressLine::ProgressLine(Context& ctx)
     : ctx_(ctx),
@@ -14,12 +26,6 @@ ProgressLine::ProgressLine(Context& ctx)
 
 double ProgressLine::elapsed_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-}
-
-std::string time_left(double elapsed_s, double fraction_done) {
-  if (!(fraction_done > 0.0)) return "estimating";
-  const double fraction = std::min(fraction_done, 1.0);
-  return fmt::format("about {:.0f} s left", elapsed_s * (1.0 - fraction) / fraction);
 }
 
 bool ProgressLine::due() const {
@@ -35,6 +41,14 @@ void ProgressLine::show(std::string_view text) {
   last_shown_s_ = elapsed_s();
   shown_ = true;
   ctx_.err << "\rstepsim: " << text << "\x1b[K" << std::flush;
+}
+
+void ProgressLine::show_done(std::string_view what, double fraction, double since_s,
+                             std::string_view after) {
+  if (!due()) return;
+  const double elapsed = elapsed_s();
+  show(fmt::format("{}, {:.0f} s, {}{}", what, elapsed, time_left(elapsed - since_s, fraction),
+                   after));
 }
 
 void ProgressLine::clear() {

@@ -25,9 +25,12 @@ class ProgressLine {
   double elapsed_s() const;
   // Whether show() would print now (so that a caller formats its text only then).
   bool due() const;
-  // Shows "stepsim: TEXT" (the caller says how much is done, the time so far and the time left:
-  // time_left below).
+  // Shows "stepsim: TEXT" as it is (a line with no fraction of work to go by).
   void show(std::string_view text);
+  // Shows "stepsim: WHAT, N s, about M s left" and then `after`, for work of which `fraction` is
+  // done since `since_s` (elapsed_s() when it started; N counts from the line's start).
+  void show_done(std::string_view what, double fraction, double since_s = 0.0,
+                 std::string_view after = "");
   // Takes the line away (nothing when none was shown).
   void clear();
 
@@ -38,9 +41,5 @@ class ProgressLine {
   std::chrono::steady_clock::time_point started_;
   double last_shown_s_ = -1.0;
 };
-
-// "about 35 s left": what is left of work of which `fraction_done` took `elapsed_s`, at the rate
-// so far; "estimating" when nothing is done yet.
-std::string time_left(double elapsed_s, double fraction_done);
 
 }  // namespace stepsim::cli

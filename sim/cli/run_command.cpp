@@ -85,9 +85,9 @@ Command add_run_command(CLI::App& app) {
               simulate.progress = [&progress](std::uint64_t done, std::uint64_t total) {
                 if (done == 0 || !progress.due()) return;
                 const double fraction = static_cast<double>(done) / static_cast<double>(total);
-                progress.show(fmt::format("simulating: {:.0f}% of {} operations, {:.0f} s, {}",
-                                          100.0 * fraction, total, progress.elapsed_s(),
-                                          time_left(progress.elapsed_s(), fraction)));
+                progress.show_done(
+                    fmt::format("simulating: {:.0f}% of {} operations", 100.0 * fraction, total),
+                    fraction);
               };
             }
             const StepReport report = simulate_step(scenario, simulate);

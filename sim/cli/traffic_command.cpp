@@ -114,10 +114,8 @@ Command add_traffic_command(CLI::App& app) {
         ProgressLine progress(ctx);
         const auto show = [&progress](std::size_t finished, std::size_t all) {
           if (!progress.due()) return;
-          const double fraction = static_cast<double>(finished) / static_cast<double>(all);
-          progress.show(fmt::format("simulating: {} of {} flows finished, {:.0f} s, {}", finished,
-                                    all, progress.elapsed_s(),
-                                    time_left(progress.elapsed_s(), fraction)));
+          progress.show_done(fmt::format("simulating: {} of {} flows finished", finished, all),
+                             static_cast<double>(finished) / static_cast<double>(all));
         };
         try {
           result = run_traffic(topo, calibration, traffic,

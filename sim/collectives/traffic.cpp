@@ -152,7 +152,7 @@ TrafficResult run_traffic(
       const TrafficFlow& f = ctx->flows[i];
       auto done = [ctx, i](const engine::FlowCompletion& c) {
         ctx->result.flows[i] = {c.start, c.finish};
-        if (++ctx->finished % 4096 == 0 && ctx->progress)
+        if (++ctx->finished % kProgressFlows == 0 && ctx->progress)
           ctx->progress(ctx->finished, ctx->flows.size());
       };
       if (ctx->ecmp == topology::EcmpMode::kSpray ||

@@ -62,8 +62,9 @@ struct TrafficResult {
 };
 
 // `idle_tolerance` as engine::FlowNetworkOptions (0: exact max-min).
-// `progress`, when set, is called every 4,096 finished flows with (finished, flows) (a progress
-// line).
+// `progress`, when set, is called every kProgressFlows finished flows with (finished, flows) (a
+// progress line).
+inline constexpr std::size_t kProgressFlows = 4096;
 TrafficResult run_traffic(
     const topology::Topology& topology, const Calibration& calibration,
     std::span<const TrafficFlow> flows, topology::EcmpMode ecmp, double idle_tolerance = 0.0,
