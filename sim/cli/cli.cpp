@@ -25,6 +25,22 @@ constexpr const char* kDescription =
     "model and the parallel layout come from YAML, and stepsim reports how long the step takes and "
     "where the time goes.";
 
+// The first argument that gives a flag of the program or of a command a value other than the
+// `true` CLI11 accepts ("--verbose=4").
+const std::string* flag_given_a_value(CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<CLI::App*> apps = app.get_subcommands({});
+  apps.push_back(&app);
+  for (const std::string& arg : args) {
+    const auto eq = arg.find('=');
+    if (!arg.starts_with('-') || eq == std::string::npos || arg.substr(eq + 1) == "true") continue;
+    for (CLI::App* a : apps) {
+      const CLI::Option* option = a->get_option_no_throw(arg.substr(0, eq));
+      if (option != nullptr && option->get_expected_max() == 0) return &arg;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 void add_override_option(CLI::App& app, std::vector<std::string>& overrides) {
@@ -158,21 +174,17 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return app.exit(e, out, err);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e, out, err);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::ArgumentMismatch& e) {
     // CLI11 says "verbose was given a disallowed flag override": name the argument instead.
-    const std::string what = e.what();
-    const std::string suffix = " was given a disallowed flag override";
-    if (what.size() > suffix.size() && what.ends_with(suffix)) {
-      const std::string name = what.substr(0, what.size() - suffix.size());
-      for (const auto& arg : args) {
-        if (arg.starts_with("--" + name + "=") || arg.starts_with("-" + name + "=")) {
-          err << "stepsim: error: " << arg.substr(0, arg.find('='))
-              << " is a flag and takes no value, got '" << arg
-              << "' (repeat it to count: -vv)\nRun with --help for more information.\n";
-          return 2;
-        }
-      }
+    if (const std::string* arg = flag_given_a_value(app, args)) {
+      err << "stepsim: error: " << arg->substr(0, arg->find('='))
+          << " is a flag and takes no value, got '" << *arg
+          << "' (repeat it to count: -vv)\nRun with --help for more information.\n";
+      return 2;
     }
+    app.exit(e, out, err);
+    return 2;
+  } catch (const CLI::ParseError& e) {
     app.exit(e, out, err);
     return 2;
   } catch (const std::exception& e) {
