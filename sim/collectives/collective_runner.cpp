@@ -48,6 +48,10 @@ void CollectiveRunner::start(std::shared_ptr<const Plan> plan, const Placement& 
   run.left = p.size();
   run.waiting.resize(p.size());
   run.ceiling_links.assign(p.send_ceilings().size(), NetworkLinks::kNoLink);
+  if (p.has_transfer_ceilings())
+    run.transfer_links.assign(p.size(), NetworkLinks::kNoLink);
+  else
+    run.transfer_links.clear();
   if (memo != nullptr && memo->routes_.size() != p.size()) memo->routes_.assign(p.size(), kUnknown);
   ++running_;
   if (p.size() == 0) {  // nothing to move: done now, reported as an event like any completion
@@ -235,13 +239,22 @@ std::uint32_t CollectiveRunner::ceiling_link(Run& run, const Transfer& t) {
   if (link != NetworkLinks::kNoLink) return link;
   const double capacity = ceiling_capacity(*run.plan, member);
   if (!(capacity > 0)) return NetworkLinks::kNoLink;
+  link = take_ceiling_link(capacity);
+  return link;
+}
+
+std::uint32_t CollectiveRunner::take_ceiling_link(double capacity) {
   auto& free = free_ceiling_links_[capacity];
-  if (free.empty()) {
-    link = network_.add_link(BytesPerSecond(capacity), Time::zero()).value();
-  } else {
-    link = free.back();
-    free.pop_back();
-  }
+  if (free.empty()) return network_.add_link(BytesPerSecond(capacity), Time::zero()).value();
+  const std::uint32_t link = free.back();
+  free.pop_back();
+  return link;
+}
+
+std::uint32_t CollectiveRunner::transfer_link(Run& run, TransferId id, const Transfer& t) {
+  if (run.transfer_links.empty() || !(t.rate_ceiling.value() > 0)) return NetworkLinks::kNoLink;
+  const std::uint32_t link = take_ceiling_link(t.rate_ceiling.value() * run.plan->wire_factor());
+  run.transfer_links[id.value()] = link;
   return link;
 }
 
@@ -303,14 +316,15 @@ void CollectiveRunner::launch(std::uint32_t slot) {
   const Transfer& t = run.plan->transfer(id);
   const CachedRoute* cached = pending.route != kNotCached ? &routes_[pending.route] : nullptr;
   auto on_done = [this, run_index, id](const engine::FlowCompletion&) { complete(run_index, id); };
+  const std::uint32_t own = transfer_link(run, id, t);
   if ((cached != nullptr && cached->shares > 0) || !pending.shares.empty()) {
     if (cached != nullptr) {
       start_sprayed(run, t,
                     std::span<const engine::LinkShare>(route_shares_.data() + cached->first_share,
                                                        cached->shares),
-                    cached->latency, std::move(on_done));
+                    cached->latency, own, std::move(on_done));
     } else {
-      start_sprayed(run, t, pending.shares, pending.sprayed_latency, std::move(on_done));
+      start_sprayed(run, t, pending.shares, pending.sprayed_latency, own, std::move(on_done));
     }
     pending.shares.clear();
     free_pending_.push_back(slot);
@@ -336,7 +350,8 @@ void CollectiveRunner::launch(std::uint32_t slot) {
           ? links_.reduction_link[dst.value()]
           : NetworkLinks::kNoLink;
   const std::uint32_t ceiling = first.empty() ? NetworkLinks::kNoLink : ceiling_link(run, t);
-  const bool extend = reduction_link != NetworkLinks::kNoLink || ceiling != NetworkLinks::kNoLink;
+  const bool extend = reduction_link != NetworkLinks::kNoLink || ceiling != NetworkLinks::kNoLink ||
+                      own != NetworkLinks::kNoLink;
   const std::uint32_t paths = cached == nullptr ? 1 : cached->paths;
   if (extend && extended_.size() < paths) extended_.resize(paths);
   auto path = [&](std::uint32_t p) -> std::span<const engine::LinkId> {
@@ -347,6 +362,7 @@ void CollectiveRunner::launch(std::uint32_t slot) {
     if (reduction_link != NetworkLinks::kNoLink)
       extended_[p].push_back(engine::LinkId{reduction_link});
     if (ceiling != NetworkLinks::kNoLink) extended_[p].push_back(engine::LinkId{ceiling});
+    if (own != NetworkLinks::kNoLink) extended_[p].push_back(engine::LinkId{own});
     return extended_[p];
   };
   if (paths == 1) {
@@ -363,7 +379,7 @@ void CollectiveRunner::launch(std::uint32_t slot) {
 
 void CollectiveRunner::start_sprayed(Run& run, const Transfer& t,
                                      std::span<const engine::LinkShare> shares, Time latency,
-                                     engine::FlowCallback on_done) {
+                                     std::uint32_t transfer_link, engine::FlowCallback on_done) {
   const topology::NodeId src = node_of(run, t.src), dst = node_of(run, t.dst);
   Bytes bytes = wire_bytes(*run.plan, t);
   if (t.src.is_switch() || t.dst.is_switch()) {
@@ -382,11 +398,14 @@ void CollectiveRunner::start_sprayed(Run& run, const Transfer& t,
           ? links_.reduction_link[dst.value()]
           : NetworkLinks::kNoLink;
   const std::uint32_t ceiling = shares.empty() ? NetworkLinks::kNoLink : ceiling_link(run, t);
-  if (reduction_link != NetworkLinks::kNoLink || ceiling != NetworkLinks::kNoLink) {
+  if (reduction_link != NetworkLinks::kNoLink || ceiling != NetworkLinks::kNoLink ||
+      transfer_link != NetworkLinks::kNoLink) {
     shares_scratch_.assign(shares.begin(), shares.end());
     if (reduction_link != NetworkLinks::kNoLink)
       shares_scratch_.push_back({engine::LinkId{reduction_link}, 1.0});
     if (ceiling != NetworkLinks::kNoLink) shares_scratch_.push_back({engine::LinkId{ceiling}, 1.0});
+    if (transfer_link != NetworkLinks::kNoLink)
+      shares_scratch_.push_back({engine::LinkId{transfer_link}, 1.0});
     shares = shares_scratch_;
   }
   network_.start_sprayed_flow(src.value(), dst.value(), bytes, shares, latency, std::move(on_done));
@@ -396,6 +415,14 @@ void CollectiveRunner::complete(std::uint32_t run_index, TransferId id) {
   if (++completed_transfers_ % RunnerOptions::kProgressTransfers == 0 && options_.progress)
     options_.progress(completed_transfers_);
   Run& run = *runs_[run_index];
+  if (!run.transfer_links.empty()) {
+    std::uint32_t& link = run.transfer_links[id.value()];
+    if (link != NetworkLinks::kNoLink) {
+      const Transfer& t = run.plan->transfer(id);
+      free_ceiling_links_[t.rate_ceiling.value() * run.plan->wire_factor()].push_back(link);
+      link = NetworkLinks::kNoLink;
+    }
+  }
   for (TransferId next : run.plan->dependents(id))
     if (--run.waiting[next.value()] == 0) release(run_index, next);
   if (--run.left == 0) {

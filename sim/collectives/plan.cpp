@@ -68,7 +68,16 @@ Plan PlanBuilder::finish(Reduction reduction) && {
   for (std::size_t t = 0; t < n; ++t)
     for (std::uint32_t k = plan_.offsets_[t]; k < plan_.offsets_[t + 1]; ++k)
       plan_.rdeps_[cursor[plan_.deps_[k].value()]++] = TransferId(static_cast<std::uint32_t>(t));
+  for (const Transfer& t : plan_.transfers_)
+    if (t.rate_ceiling.value() > 0) plan_.has_transfer_ceilings_ = true;
   return std::move(plan_);
+}
+
+void Plan::limit_transfer(TransferId id, BytesPerSecond ceiling, Time extra) {
+  Transfer& t = transfers_.at(id.value());
+  t.rate_ceiling = ceiling;
+  t.extra_latency += extra;
+  if (ceiling.value() > 0) has_transfer_ceilings_ = true;
 }
 
 void Frontier::set_all(PlanBuilder& builder, std::uint32_t member,

@@ -87,6 +87,10 @@ struct Transfer {
   // A member the data passes through on its way (NCCL's PXN, GroupShape::pxn_relays): the flow's
   // route is the route to the relay followed by the relay's route to the destination.
   std::uint32_t relay = kNoRelay;
+  // The most payload bytes per second this transfer moves, a bound its links do not show (the
+  // channels NCCL gives one point-to-point transfer, nccl_p2p.hpp); zero: none. The runner gives
+  // the transfer a private link of that capacity (x the protocol's wire factor).
+  BytesPerSecond rate_ceiling{};
 
   bool is_join() const { return src == dst; }
 };
@@ -118,6 +122,10 @@ class Plan {
   void set_send_ceilings(std::vector<BytesPerSecond> ceilings) {
     send_ceilings_ = std::move(ceilings);
   }
+  // Bounds transfer `id` to `ceiling` (Transfer::rate_ceiling) and adds `extra` to its latency.
+  void limit_transfer(TransferId id, BytesPerSecond ceiling, Time extra);
+  // Whether any transfer has a rate ceiling.
+  bool has_transfer_ceilings() const { return has_transfer_ceilings_; }
   std::size_t size() const { return transfers_.size(); }
   const Transfer& transfer(TransferId id) const { return transfers_[id.value()]; }
   const std::vector<Transfer>& transfers() const { return transfers_; }
@@ -145,6 +153,7 @@ class Plan {
   Reduction reduction_ = Reduction::kNone;
   std::optional<Protocol> protocol_;
   std::vector<BytesPerSecond> send_ceilings_;
+  bool has_transfer_ceilings_ = false;
 };
 
 class PlanBuilder {

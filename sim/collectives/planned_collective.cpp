@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "sim/collectives/nccl_p2p.hpp"
 #include "sim/collectives/nccl_tuner.hpp"
 #include "sim/common/input_error.hpp"
 
@@ -45,6 +46,24 @@ std::int64_t per_peer_bytes(const Operation& op, const GroupShape& group) {
   return op.size.count() / std::max<std::uint32_t>(group.size, 1);
 }
 
+// NCCL's p2p channels inside a scale-up domain (nccl_p2p.hpp): every transfer between two
+// members of one domain (not relayed) moves at most its channels' rate, and on Simple pays the
+// pipeline's fill.
+void limit_p2p_channels(Plan& plan, const GroupShape& group, Protocol protocol) {
+  const auto model = nccl_p2p_model(group);
+  if (!model) return;
+  auto domain_of = [&](std::uint32_t m) { return group.domain.empty() ? 0u : group.domain[m]; };
+  for (std::uint32_t i = 0; i < plan.size(); ++i) {
+    const Transfer& t = plan.transfer(TransferId(i));
+    if (t.is_join() || t.src.is_switch() || t.dst.is_switch() || t.relay != Transfer::kNoRelay)
+      continue;
+    if (domain_of(t.src.member_index()) != domain_of(t.dst.member_index())) continue;
+    const NcclP2pLimit limit = nccl_p2p_limit(*model, t.bytes.count());
+    plan.limit_transfer(TransferId(i), limit.ceiling,
+                        protocol == Protocol::kSimple ? limit.fill : Time::zero());
+  }
+}
+
 void check_operation_size(const Operation& op) {
   // (An AllToAllv's size is its largest row sum, what one rank sends.)
   if (op.size.count() > kMaxOperationBytes) {
@@ -76,6 +95,7 @@ PlannedCollective plan_collective(const Algorithm& algorithm, const Operation& o
       protocol = Protocol::kSimple;
     Plan plan = algorithm.plan(op, group, options);
     plan.set_protocol(protocol);
+    limit_p2p_channels(plan, group, protocol);
     return {std::move(plan), fmt::format("{}/{}", name, to_string(protocol))};
   }
   if (options.protocol == ProtocolChoice::kOff || !nccl)

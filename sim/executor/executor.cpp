@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include "sim/collectives/algorithm_registry.hpp"
@@ -387,7 +388,7 @@ class Executor::Impl {
     const std::vector<std::uint32_t> pair{accelerator_of(sender), accelerator_of(receiver)};
     collectives::Placement placement =
         collectives::place_group(topology_, pair, {.network_trees = false});
-    const auto plan = transfer_plan(Bytes(op.bytes));
+    const auto plan = transfer_plan(Bytes(op.bytes), placement);
     flows_ += plan->size();
     account(op, 1, Bytes(op.bytes));
     runner_.start(plan, placement, [this, slot](Time) { complete(slot); });
@@ -512,8 +513,15 @@ class Executor::Impl {
         .first->second;
   }
 
-  std::shared_ptr<const collectives::Plan> transfer_plan(Bytes bytes) {
-    auto it = transfer_plans_.find(bytes.count());
+  // A point-to-point transfer's plan, as plan_collective makes it for the pair (NCCL's p2p
+  // protocol and, inside a scale-up domain, its p2p channels: nccl_p2p.hpp); cached by size and
+  // by what of the pair's shape the plan depends on.
+  std::shared_ptr<const collectives::Plan> transfer_plan(Bytes bytes,
+                                                         const collectives::Placement& where) {
+    const collectives::GroupShape shape = collectives::group_shape(topology_, where);
+    const TransferPlanKey key{bytes.count(), shape.num_domains(), shape.scale_up_bandwidth.value(),
+                              shape.in_switch_reduction, shape.nccl};
+    auto it = transfer_plans_.find(key);
     if (it != transfer_plans_.end()) return it->second;
     collectives::Operation operation;
     operation.kind = CollectiveKind::kSendRecv;
@@ -521,8 +529,8 @@ class Executor::Impl {
     operation.root = 0;
     operation.peer = 1;
     auto plan = std::make_shared<const collectives::Plan>(
-        direct_->plan(operation, collectives::GroupShape::single_domain(2), options_.network.plan));
-    return transfer_plans_.emplace(bytes.count(), std::move(plan)).first->second;
+        collectives::plan_collective(*direct_, operation, shape, options_.network.plan).plan);
+    return transfer_plans_.emplace(key, std::move(plan)).first->second;
   }
 
   std::string describe_stall(const std::vector<int>& stalled) const {
@@ -592,7 +600,8 @@ class Executor::Impl {
   std::unordered_map<TransferKey, PendingTransfer, TransferKeyHash> pending_transfers_;
   std::vector<std::optional<collectives::Placement>> placements_;
   std::map<PlanKey, CachedPlan> plans_;
-  std::map<std::int64_t, std::shared_ptr<const collectives::Plan>> transfer_plans_;
+  using TransferPlanKey = std::tuple<std::int64_t, std::uint32_t, double, bool, bool>;
+  std::map<TransferPlanKey, std::shared_ptr<const collectives::Plan>> transfer_plans_;
   std::vector<std::vector<Interval>> detail_intervals_;
   std::array<DimensionTraffic, kDimensionCount> traffic_{};
   std::uint64_t operations_ = 0;
