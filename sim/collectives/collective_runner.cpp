@@ -229,6 +229,12 @@ double ceiling_capacity(const Plan& plan, std::uint32_t member) {
   return plan.send_ceilings()[member].value() * plan.wire_factor();
 }
 
+// The same for a transfer's own ceiling link (Transfer::rate_ceiling): the pool's key when the
+// link is taken and when it is returned.
+double transfer_capacity(const Plan& plan, const Transfer& t) {
+  return t.rate_ceiling.value() * plan.wire_factor();
+}
+
 }  // namespace
 
 std::uint32_t CollectiveRunner::ceiling_link(Run& run, const Transfer& t) {
@@ -253,7 +259,7 @@ std::uint32_t CollectiveRunner::take_ceiling_link(double capacity) {
 
 std::uint32_t CollectiveRunner::transfer_link(Run& run, TransferId id, const Transfer& t) {
   if (run.transfer_links.empty() || !(t.rate_ceiling.value() > 0)) return NetworkLinks::kNoLink;
-  const std::uint32_t link = take_ceiling_link(t.rate_ceiling.value() * run.plan->wire_factor());
+  const std::uint32_t link = take_ceiling_link(transfer_capacity(*run.plan, t));
   run.transfer_links[id.value()] = link;
   return link;
 }
@@ -418,8 +424,7 @@ void CollectiveRunner::complete(std::uint32_t run_index, TransferId id) {
   if (!run.transfer_links.empty()) {
     std::uint32_t& link = run.transfer_links[id.value()];
     if (link != NetworkLinks::kNoLink) {
-      const Transfer& t = run.plan->transfer(id);
-      free_ceiling_links_[t.rate_ceiling.value() * run.plan->wire_factor()].push_back(link);
+      free_ceiling_links_[transfer_capacity(*run.plan, run.plan->transfer(id))].push_back(link);
       link = NetworkLinks::kNoLink;
     }
   }

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 
+#include "sim/collectives/nccl_tuner.hpp"
+
 namespace stepsim::collectives {
 namespace {
 
@@ -15,7 +17,7 @@ constexpr double kNvlink5GBps = 900.0;
 constexpr double kNvlinkLineGBps[2] = {25.0, 50.0};
 constexpr double kNcclNvlinkGBps[3] = {20.0, 20.6, 40.1};
 // MAXCHANNELS (device.h).
-constexpr std::uint32_t kMaxChannels = 32;
+constexpr std::uint32_t kNcclMaxChannels = 32;
 // NCCL_NCHANNELS_PER_NET_PEER.
 constexpr std::uint32_t kChannelsPerNetPeer = 2;
 // NCCL_P2P_NVL_CHUNKSIZE and NCCL_P2P_NET_CHUNKSIZE.
@@ -38,8 +40,7 @@ std::optional<NcclP2pModel> nccl_p2p_model(const GroupShape& group) {
   const std::uint32_t domains = group.num_domains();
   // A domain of one member has no scale-up peer to send to.
   if (per_domain && *per_domain < 2) return std::nullopt;
-  // Hopper or later, as the tuner infers it (nccl_tuner.cpp): a reducing NVSwitch.
-  const bool hopper = domains > 1 ? group.domain_in_switch : group.in_switch_reduction;
+  const bool hopper = nccl_hopper_or_later(group);
   const double scale_up = group.scale_up_bandwidth.gigabytes_per_second();
   const bool nvlink5 = scale_up >= kNvlink5GBps;
   const double links = std::max(1.0, std::round(scale_up / kNvlinkLineGBps[nvlink5 ? 1 : 0]));
@@ -49,7 +50,7 @@ std::optional<NcclP2pModel> nccl_p2p_model(const GroupShape& group) {
   NcclP2pModel model;
   model.ranks = group.size;
   model.multi_node = domains > 1;
-  model.channels = std::min(kMaxChannels, pow2_up(std::min(kMaxChannels, per_peer_paths)));
+  model.channels = std::min(kNcclMaxChannels, pow2_up(std::min(kNcclMaxChannels, per_peer_paths)));
   model.channels_per_peer =
       model.multi_node ? kChannelsPerNetPeer : pow2_up(std::min(model.channels, per_peer_paths));
   model.channels_per_peer = std::min(model.channels_per_peer, model.channels);
@@ -61,11 +62,11 @@ std::optional<NcclP2pModel> nccl_p2p_model(const GroupShape& group) {
 }
 
 std::uint32_t nccl_p2p_peer_channels(const NcclP2pModel& model, std::int64_t bytes) {
+  if (bytes <= 0) return 1;
   const std::uint32_t max_channels = std::max<std::uint32_t>(model.channels_per_peer, 1);
   std::uint32_t min_channels = max_channels;
   while (std::uint64_t{min_channels} * model.ranks > model.channels && min_channels > 1)
     min_channels /= 2;
-  if (bytes <= 0) return 1;
   const std::int64_t step = model.chunk.count();
   const std::int64_t min_part = model.multi_node ? step / 2 : step / 8;
   const std::int64_t max_part = model.multi_node ? step : step * 32;

@@ -2,7 +2,7 @@
 // transfer to one peer, what a channel carries, and the pipeline of chunks it moves the data in.
 // Facts, each from NCCL's source (NVIDIA/nccl, src/enqueue.cc addP2pToPlan and
 // scheduleP2pTasksToPlan; src/graph/paths.cc ncclTopoComputeP2pChannels and ncclTopoGetNchannels;
-// src/init.cc p2pChunkSize; src/graph/topo.h SM80_NVLINK_BW / SM90_NVLINK_BW):
+// src/init.cc p2pChunkSize; src/graph/topo.h SM80/SM90/SM100_NVLINK_BW):
 //  - channels per peer: NCCL starts a transfer of B bytes on nChannelsMin channels (its
 //    p2pnChannelsPerPeer, halved while nChannelsMin x ranks > p2pnChannels), at most one per
 //    minimum part, and doubles them while a channel's part exceeds the maximum part, up to
@@ -16,9 +16,8 @@
 //    128 KiB across nodes (NCCL_P2P_NET_CHUNKSIZE);
 //  - a channel is one thread block copying through the peer's FIFO: it carries about one
 //    NVLink's worth, NCCL's per-link figure (20.0 GB/s Ampere, 20.6 Hopper, 40.1 Blackwell). The
-//    published
-//    one-node 8x H100 sendrecv curve steps with the channel count exactly so: 79.5 GB/s on 4
-//    channels (32, 64 MiB), 162.7 on 8 (128 MiB), 299.6 on 16 (256 MiB), about 20 GB/s each
+//    published one-node 8x H100 sendrecv curve steps with the channel count exactly so: 79.5 GB/s
+//    on 4 channels (32, 64 MiB), 162.7 on 8 (128 MiB), 299.6 on 16 (256 MiB), about 20 GB/s each
 //    (validation/data/nccl_tests_other_ops.yaml, h100x8-sendrecv-32M-16G-xxrjun);
 //  - Simple copies each chunk twice, into the FIFO and out of it, one chunk behind: a transfer
 //    takes one chunk's copy longer than its data's drain (the pipeline's fill).

@@ -58,7 +58,7 @@ Shape shape_of(const GroupShape& group) {
   s.node_net = s.ppn * group.scale_out_bandwidth.gigabytes_per_second();
   if (s.intra <= 0) s.intra = s.node_net > 0 ? s.node_net : 1.0;
   if (s.node_net <= 0) s.node_net = s.intra;
-  s.hopper = s.nodes > 1 ? group.domain_in_switch : group.in_switch_reduction;
+  s.hopper = nccl_hopper_or_later(group);
   s.nccl_intra = group.scale_up_bandwidth.value() > 0
                      ? s.intra * kNcclNvlinkFraction[s.hopper ? 1 : 0]
                      : s.intra;
@@ -190,6 +190,10 @@ double latency_us(const Operation& op, const Shape& s, NcclAlgorithm a, Protocol
 }
 
 }  // namespace
+
+bool nccl_hopper_or_later(const GroupShape& group) {
+  return group.num_domains() > 1 ? group.domain_in_switch : group.in_switch_reduction;
+}
 
 bool nccl_enabled(const Operation& op, const GroupShape& group, NcclAlgorithm algorithm) {
   if (group.size < 2) return false;

@@ -39,6 +39,11 @@ struct NcclChoice {
 // across domains when the network reduces (SHARP).
 bool nccl_enabled(const Operation& op, const GroupShape& group, NcclAlgorithm algorithm);
 
+// NCCL's `minCompCap >= 90` (Hopper or later), as stepsim infers it: NVLink SHARP (a reducing
+// NVSwitch) came with Hopper's third-generation NVSwitch, so a group whose domains all have one (or
+// whose one domain has one) runs on Hopper or later.
+bool nccl_hopper_or_later(const GroupShape& group);
+
 // NCCL's predicted time in microseconds, or nullopt when the combination is not enabled
 // (nccl_enabled, and nccl_supports for the protocol).
 std::optional<double> nccl_predicted_time_us(const Operation& op, const GroupShape& group,

@@ -150,10 +150,10 @@ TEST(NcclP2p, SendRecvInsideANodeRunsAtItsChannelsRate) {
 }
 
 TEST(NcclP2p, AllToAllInsideANodeKeepsEachPairToItsChannels) {
-  // 8 GPUs, 4 MiB per pair: each pair gets 4 channels (82.4 GB/s), 7 pairs 576.8 GB/s, more than a
-  // GPU's 450 GB/s of NVLink: the links bind and every pair drains at 450 / 7. With 8 peers'
-  // worth of 256 KiB each (2 MiB AllToAll) a pair gets 4 channels of 64 KiB, 82.4 GB/s, and
-  // 7 x 82.4 = 576.8 still binds at the links. Across nodes no pair is held (NICs bind).
+  // 2 DGX H100 nodes, 16 ranks, 4 MiB to each peer (no PXN): a communicator across nodes gives
+  // every peer 2 channels (NCCL_NCHANNELS_PER_NET_PEER), so each of the 2 x 8 x 7 pairs inside a
+  // node is held to 2 x 20.6 GB/s; the 2 x 8 x 8 pairs across nodes are not held (their NICs
+  // bind, and what a channel carries over the network is not modelled).
   const auto topo = testing::preset("dgx-h100-superpod", "{nodes: 2}");
   const Placement placement = place_group(topo, testing::first_ranks(16));
   const GroupShape g = group_shape(topo, placement);
