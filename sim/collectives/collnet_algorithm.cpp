@@ -106,6 +106,15 @@ class CollNetAlgorithm final : public Algorithm {
     const auto local = local_indices(group);
     const std::size_t n = group.size;
     const std::uint32_t chunks = chunks_for(detail::share(op.size, m, 0), options);
+    // nvls-collnet's switch phases: NCCL's NVLS chunk (16 channels, one head per member of a
+    // domain) and its step cost; none without the protocol model.
+    const std::int64_t nvls_chunk =
+        options.protocol == ProtocolChoice::kOff
+            ? 0
+            : detail::nvls_chunk_bytes(op.size.count(), std::int64_t{16} * m);
+    const auto through_switch = [&](Bytes data) {
+      return detail::nvls_step_bytes(data, nvls_chunk, options);
+    };
     const Time intra_first = options.step_latency + options.op_latency;
     const Time net_first = options.net_step_latency.value_or(options.step_latency);
     // Children of each tree switch: members attached to it and child switches.
@@ -144,17 +153,18 @@ class CollNetAlgorithm final : public Algorithm {
           for (std::uint32_t i : domains[d]) {
             deps.clear();
             after(rs_sent[i]);
-            rs_sent[i] = builder.add({Endpoint::member(i), Endpoint::domain_switch(d), chunk,
-                                      fill ? intra_first : Time::zero(), 1},
+            rs_sent[i] = builder.add({Endpoint::member(i), Endpoint::domain_switch(d),
+                                      through_switch(chunk), fill ? intra_first : Time::zero(), 1},
                                      deps);
             ups.push_back(*rs_sent[i]);
           }
           for (std::uint32_t i : domains[d]) {
             deps.assign(ups.begin(), ups.end());
             after(rs_down[i]);
-            rs_down[i] = builder.add({Endpoint::domain_switch(d), Endpoint::member(i),
-                                      detail::share(chunk, m, local[i]), Time::zero(), 1},
-                                     deps);
+            rs_down[i] =
+                builder.add({Endpoint::domain_switch(d), Endpoint::member(i),
+                             through_switch(detail::share(chunk, m, local[i])), Time::zero(), 1},
+                            deps);
             incoming[i].push_back(*rs_down[i]);
           }
         }
@@ -245,17 +255,19 @@ class CollNetAlgorithm final : public Algorithm {
             deps.assign({result[i]});
             after(ag_sent[i]);
             // NCCL's NVLS latency is one NVLink step and one network step in all (tuning.cc).
-            ag_sent[i] = builder.add({Endpoint::member(i), Endpoint::domain_switch(d),
-                                      detail::share(chunk, m, local[i]), Time::zero(), 1},
-                                     deps);
+            ag_sent[i] =
+                builder.add({Endpoint::member(i), Endpoint::domain_switch(d),
+                             through_switch(detail::share(chunk, m, local[i])), Time::zero(), 1},
+                            deps);
             ups.push_back(*ag_sent[i]);
           }
           for (std::uint32_t i : domains[d]) {
             deps.assign(ups.begin(), ups.end());
             after(ag_down[i]);
             // The result comes back over the way up and the way down: two route latencies.
-            ag_down[i] = builder.add(
-                {Endpoint::domain_switch(d), Endpoint::member(i), chunk, Time::zero(), 2}, deps);
+            ag_down[i] = builder.add({Endpoint::domain_switch(d), Endpoint::member(i),
+                                      through_switch(chunk), Time::zero(), 2},
+                                     deps);
           }
         }
         continue;

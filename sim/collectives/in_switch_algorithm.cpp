@@ -62,9 +62,9 @@ class InSwitchAlgorithm final : public Algorithm {
 
  private:
   // NCCL's NVLS kernel (with the protocol model on): the buffer goes through the switch in rounds
-  // of K = channels x heads chunks at once, the chunk size by NCCL's rule (enqueue.cc, NVLS: at
-  // most 128 KiB; 64 KiB below 64·K·chunk bytes, 32 KiB below 8·K·chunk, 16 KiB below 2·K·chunk),
-  // with NCCL_NVLS_NCHANNELS = 16 channels and one head per member (a single NVLink domain). A
+  // of K = channels x heads chunks at once, the chunk size by NCCL's rule (detail::
+  // nvls_chunk_bytes), with NCCL_NVLS_NCHANNELS = 16 channels and one head per member (a single
+  // NVLink domain); each chunk step also pays PlanOptions::nvls_step_overhead. A
   // round is three stages: every member streams its part up (reduce-scatter), the switch returns
   // each member's reduced share and the member sends it back up (all-gather), the switch
   // multicasts the round's result. Round r+1 of a stage follows round r of it at each member, so
@@ -78,10 +78,7 @@ class InSwitchAlgorithm final : public Algorithm {
     const std::uint32_t n = group.size;
     const std::int64_t ops = kChannels * n;
     const std::int64_t bytes = op.size.count();
-    std::int64_t chunk = 128 << 10;
-    if (bytes < 64 * ops * chunk) chunk = 64 << 10;
-    if (bytes < 8 * ops * chunk) chunk = 32 << 10;
-    if (bytes < 2 * ops * chunk) chunk = 16 << 10;
+    const std::int64_t chunk = detail::nvls_chunk_bytes(bytes, ops);
     const std::int64_t per_round = ops * chunk;
     const auto rounds = static_cast<std::uint32_t>(std::clamp<std::int64_t>(
         (bytes + per_round - 1) / per_round, 1,
@@ -93,7 +90,8 @@ class InSwitchAlgorithm final : public Algorithm {
     std::vector<TransferId> rs_up(n), rs_down(n), ag_up(n), ag_down(n), up_round(n);
     std::vector<TransferId> deps;
     for (std::uint32_t r = 0; r < rounds; ++r) {
-      const Bytes data = detail::share(op.size, rounds, r);
+      // The round's data with each chunk step's fixed cost (PlanOptions::nvls_step_overhead).
+      const Bytes data = detail::nvls_step_bytes(detail::share(op.size, rounds, r), chunk, options);
       const Time latency = r == 0 ? start : Time::zero();
       if (reduce) {
         for (std::uint32_t i = 0; i < n; ++i) {

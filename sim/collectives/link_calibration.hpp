@@ -49,13 +49,16 @@ struct Calibration {
   Time step_latency;
   Time op_latency;
   std::string latency_source;
+  // PlanOptions::nvls_step_overhead and where it comes from.
+  Bytes nvls_step_overhead = Bytes(0);
+  std::string nvls_source;
   // NCCL's protocol model (PlanOptions::protocol): kAuto when calibrated, kOff at line rate.
   ProtocolChoice protocol = ProtocolChoice::kOff;
 
   // The preset for a link of `link_class` at `line_rate` (within 1%), if any.
   const LinkPreset* find(std::string_view link_class, BytesPerSecond line_rate) const;
-  // PlanOptions with the calibrated latencies and protocol model (chunking and channels at their
-  // defaults).
+  // PlanOptions with the calibrated latencies, NVLS step cost and protocol model (chunking and
+  // channels at their defaults).
   PlanOptions plan_options() const;
 };
 

@@ -27,8 +27,11 @@ namespace {
 // per member of a domain: one NIC each), the chunk 2 MiB (the Simple buffer's 512 KiB step x 4
 // ALLREDUCE_CHUNKSTEPS), 256 KiB below 32·K·chunk bytes, 128 KiB below 16·K·chunk, 64 KiB below
 // 4·K·chunk, 32 KiB below K·chunk; a round moves K chunks. Without it, chunks of the plan's
-// chunk_size per member. At most max_chunks either way.
-std::uint32_t rounds(const Operation& op, std::uint32_t per_domain, const PlanOptions& options) {
+// chunk_size per member. At most max_chunks either way. `nccl_chunk`: NCCL's chunk (0 without
+// the protocol model), which sets the NVLS step cost of the switch phases.
+std::uint32_t rounds(const Operation& op, std::uint32_t per_domain, const PlanOptions& options,
+                     std::int64_t& nccl_chunk) {
+  nccl_chunk = 0;
   if (options.protocol == ProtocolChoice::kOff)
     return detail::chunk_count(detail::share(op.size, per_domain, 0), options);
   const std::int64_t ops = std::int64_t{16} * per_domain;
@@ -38,6 +41,7 @@ std::uint32_t rounds(const Operation& op, std::uint32_t per_domain, const PlanOp
   if (bytes < 16 * ops * chunk) chunk = 128 << 10;
   if (bytes < 4 * ops * chunk) chunk = 64 << 10;
   if (bytes < ops * chunk) chunk = 32 << 10;
+  nccl_chunk = chunk;
   const std::int64_t per_round = ops * chunk;
   return static_cast<std::uint32_t>(std::clamp<std::int64_t>(
       (bytes + per_round - 1) / per_round, 1, std::max<std::uint32_t>(options.max_chunks, 1)));
@@ -65,7 +69,12 @@ class NvlsTreeAlgorithm final : public Algorithm {
     const auto domains = group.domain_members();
     const auto nodes = static_cast<std::uint32_t>(domains.size());
     const auto m = static_cast<std::uint32_t>(domains.front().size());
-    const std::uint32_t chunks = rounds(op, m, options);
+    std::int64_t nccl_chunk = 0;
+    const std::uint32_t chunks = rounds(op, m, options, nccl_chunk);
+    // What a switch phase carries for `data`: with each NVLS chunk step's fixed cost.
+    const auto through_switch = [&](Bytes data) {
+      return detail::nvls_step_bytes(data, nccl_chunk, options);
+    };
     const Time net = options.net_step_latency.value_or(options.step_latency);
     const Time first = options.step_latency + options.op_latency;
     const std::vector<std::int64_t> trees[2] = {dtree_parents(nodes, 0), dtree_parents(nodes, 1)};
@@ -96,8 +105,8 @@ class NvlsTreeAlgorithm final : public Algorithm {
         for (std::uint32_t i : domains[d]) {
           deps.clear();
           if (!fill) deps.push_back(rs_up[i]);
-          rs_up[i] = builder.add({Endpoint::member(i), Endpoint::domain_switch(d), chunk,
-                                  fill ? first : Time::zero(), 1},
+          rs_up[i] = builder.add({Endpoint::member(i), Endpoint::domain_switch(d),
+                                  through_switch(chunk), fill ? first : Time::zero(), 1},
                                  deps);
           ups.push_back(rs_up[i]);
         }
@@ -106,7 +115,7 @@ class NvlsTreeAlgorithm final : public Algorithm {
           deps.assign(ups.begin(), ups.end());
           if (!fill) deps.push_back(rs_down[i]);
           rs_down[i] = builder.add({Endpoint::domain_switch(d), Endpoint::member(i),
-                                    detail::share(chunk, m, j), Time::zero(), 1},
+                                    through_switch(detail::share(chunk, m, j)), Time::zero(), 1},
                                    deps);
           reduced[i] = rs_down[i];
         }
@@ -172,7 +181,7 @@ class NvlsTreeAlgorithm final : public Algorithm {
           deps.assign(holds[i].begin(), holds[i].end());
           if (!fill) deps.push_back(ag_up[i]);
           ag_up[i] = builder.add({Endpoint::member(i), Endpoint::domain_switch(d),
-                                  detail::share(chunk, m, j), Time::zero(), 1},
+                                  through_switch(detail::share(chunk, m, j)), Time::zero(), 1},
                                  deps);
           ups.push_back(ag_up[i]);
         }
@@ -180,8 +189,9 @@ class NvlsTreeAlgorithm final : public Algorithm {
           deps.assign(ups.begin(), ups.end());
           if (!fill) deps.push_back(ag_down[i]);
           // The result comes back over the way up and the way down: two route latencies.
-          ag_down[i] = builder.add(
-              {Endpoint::domain_switch(d), Endpoint::member(i), chunk, Time::zero(), 2}, deps);
+          ag_down[i] = builder.add({Endpoint::domain_switch(d), Endpoint::member(i),
+                                    through_switch(chunk), Time::zero(), 2},
+                                   deps);
         }
       }
     }

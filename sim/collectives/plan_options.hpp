@@ -44,6 +44,12 @@ struct PlanOptions {
   // scale-out fabric. false: every transfer leaves through the sender's own NIC.
   bool pxn = true;
   ProtocolChoice protocol = ProtocolChoice::kOff;
+  // The fixed cost of one NVLS chunk step (a channel's handshake with its peers through the
+  // NVSwitch before and after each chunk), as the bytes a channel would have moved in that time:
+  // with the protocol model on, every transfer to or from a reducing NVSwitch (in-switch, the
+  // switch phases of nvls-tree and nvls-collnet) carries data x (1 + this / NCCL's NVLS chunk).
+  // 0: none (closed forms). Calibrated (link_calibration.cpp).
+  Bytes nvls_step_overhead = Bytes(0);
 };
 
 }  // namespace stepsim::collectives

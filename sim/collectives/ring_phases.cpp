@@ -1,6 +1,7 @@
 #include "sim/collectives/ring_phases.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 
@@ -17,6 +18,21 @@ std::uint32_t chunk_count(Bytes bytes, const PlanOptions& options) {
   const std::int64_t chunks = (bytes.count() + size - 1) / size;
   return static_cast<std::uint32_t>(
       std::clamp<std::int64_t>(chunks, 1, std::max<std::uint32_t>(options.max_chunks, 1)));
+}
+
+std::int64_t nvls_chunk_bytes(std::int64_t bytes, std::int64_t concurrent) {
+  std::int64_t chunk = 128 << 10;
+  if (bytes < 64 * concurrent * chunk) chunk = 64 << 10;
+  if (bytes < 8 * concurrent * chunk) chunk = 32 << 10;
+  if (bytes < 2 * concurrent * chunk) chunk = 16 << 10;
+  return chunk;
+}
+
+Bytes nvls_step_bytes(Bytes data, std::int64_t chunk, const PlanOptions& options) {
+  if (options.nvls_step_overhead.count() <= 0 || chunk <= 0) return data;
+  const std::int64_t step = std::min<std::int64_t>(chunk, kNvlsStepBytes);
+  const double factor = 1.0 + options.nvls_step_overhead.as_double() / static_cast<double>(step);
+  return Bytes(std::llround(data.as_double() * factor));
 }
 
 Time step_latency(const GroupShape* group, std::uint32_t from, std::uint32_t to,

@@ -40,8 +40,11 @@ void write_calibration(std::ostream& out) {
                        p.in_switch ? format_bandwidth(*p.in_switch) : "-",
                        p.reduction ? format_bandwidth(*p.reduction) : "-", cell(p.source));
   out << fmt::format(
-      "\nCollective software latencies: {} per algorithm step, {} per operation ({}).\n\n",
-      format_time(cal.step_latency), format_time(cal.op_latency), cell(cal.latency_source));
+      "\nCollective software latencies: {} per algorithm step, {} per operation ({}). NVLS's "
+      "cost per chunk step (at most 128 KiB through the NVSwitch): {} bytes at the channel's "
+      "rate ({}).\n\n",
+      format_time(cal.step_latency), format_time(cal.op_latency), cell(cal.latency_source),
+      cal.nvls_step_overhead.count(), cell(cal.nvls_source));
   out << "### Compute (`workloads/device.cpp`, device presets)\n\n"
          "| device | GEMM | grouped GEMM | attention | element-wise | optimizer | launch overhead |"
          " source |\n|---|---|---|---|---|---|---|---|\n";

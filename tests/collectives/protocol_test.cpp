@@ -5,10 +5,13 @@
 // o(A,p) once, its hardware latency h(hw,A,p) per step and w(p) wire bytes per payload byte.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/collective_session.hpp"
 #include "sim/collectives/nccl_tuner.hpp"
 #include "sim/collectives/planned_collective.hpp"
+#include "sim/collectives/ring_phases.hpp"
 #include "sim/common/input_error.hpp"
 #include "test_topologies.hpp"
 
@@ -170,6 +173,56 @@ TEST(NcclTuner, SwitchesProtocolWhereTheCurvesCross) {
       nccl_predicted_time_us(allreduce(1 << 20), group, NcclAlgorithm::kRing, Protocol::kLL);
   ASSERT_TRUE(t);
   EXPECT_NEAR(*t, 15.0 + 1048576 / (1000 * 87.7 * 8 / 14), 1e-9);
+}
+
+// NVLS's step cost (PlanOptions::nvls_step_overhead): a transfer through a reducing NVSwitch
+// carries data x (1 + o / step), step = min(NCCL's chunk, 128 KiB).
+TEST(NvlsStepCost, ChargesEachStepOfAtMost128KiB) {
+  PlanOptions options;
+  options.nvls_step_overhead = Bytes(11000);
+  const Bytes mib(1 << 20);
+  EXPECT_EQ(detail::nvls_step_bytes(mib, 32 << 10, options).count(),
+            std::llround((1 << 20) * (1.0 + 11000.0 / 32768.0)));
+  EXPECT_EQ(detail::nvls_step_bytes(mib, 128 << 10, options).count(),
+            std::llround((1 << 20) * (1.0 + 11000.0 / 131072.0)));
+  // NVLS-tree's 2 MiB chunk still crosses the NVLS buffers in 128 KiB steps.
+  EXPECT_EQ(detail::nvls_step_bytes(mib, 2 << 20, options),
+            detail::nvls_step_bytes(mib, 128 << 10, options));
+  options.nvls_step_overhead = Bytes(0);
+  EXPECT_EQ(detail::nvls_step_bytes(mib, 32 << 10, options), mib);
+  // NCCL's NVLS chunk for K = 16 channels x 8 heads: 16 KiB up to 8 MiB, 32 KiB below 64 MiB,
+  // 64 KiB below 1 GiB, 128 KiB from there.
+  EXPECT_EQ(detail::nvls_chunk_bytes(4 << 20, 128), 16 << 10);
+  EXPECT_EQ(detail::nvls_chunk_bytes(16 << 20, 128), 32 << 10);
+  EXPECT_EQ(detail::nvls_chunk_bytes(256 << 20, 128), 64 << 10);
+  EXPECT_EQ(detail::nvls_chunk_bytes(std::int64_t{1} << 30, 128), 128 << 10);
+}
+
+TEST(NvlsStepCost, InSwitchAndNvlsTreeCarryItOnTheirSwitchPhasesOnly) {
+  const auto registry = builtin_algorithms();
+  PlanOptions options;
+  options.protocol = ProtocolChoice::kSimple;
+  const auto sent = [&](std::string_view algo, const GroupShape& group, double bytes,
+                        Bytes overhead) {
+    options.nvls_step_overhead = overhead;
+    const Plan plan =
+        plan_collective(*registry.create(algo), allreduce(bytes), group, options).plan;
+    return plan.bytes_sent(group.size)[0].as_double();
+  };
+  // In-switch, 16 MiB on 8 members: S up and S/8 up per member, chunk 32 KiB.
+  const double s = 16 << 20;
+  const GroupShape node = nvlink4_node(true);
+  EXPECT_NEAR(sent("in-switch", node, s, Bytes(0)), s * 9 / 8, 1.0);
+  // Rounding: one byte at most per transfer (4 rounds, 2 sends per round).
+  EXPECT_NEAR(sent("in-switch", node, s, Bytes(11000)), s * 9 / 8 * (1 + 11000.0 / 32768.0), 8.0);
+  // NVLS-tree on 2 domains of 8, 16 GiB (chunk 2 MiB, steps of 128 KiB): only the member's
+  // S + S/8 through its switch grows; its tree traffic across domains does not.
+  GroupShape two = GroupShape::uniform(2, 8, true);
+  two.scale_up_bandwidth = BytesPerSecond::gigabytes(450);
+  const double big = 16.0 * (1 << 30);
+  const double grown =
+      sent("nvls-tree", two, big, Bytes(11000)) - sent("nvls-tree", two, big, Bytes(0));
+  EXPECT_NEAR(grown, big * 9 / 8 * 11000.0 / 131072.0, 64 * 4.0);
 }
 
 TEST(NcclTuner, AutoLabelsWhatRan) {
