@@ -148,6 +148,9 @@ std::uint64_t FlowNetwork::boundary_estimates() const {
 std::uint64_t FlowNetwork::boundary_estimates_refused() const {
   return state_->max_min_.boundary_estimates_refused();
 }
+std::uint64_t FlowNetwork::kept_at_arrivals() const {
+  return state_->max_min_.kept_at_arrivals();
+}
 void FlowNetwork::check_invariants() const {
   state_->check_invariants();
 }
@@ -438,13 +441,14 @@ void FlowNetwork::State::add_part(std::uint32_t flow, std::span<const LinkId> pa
 
   if (h.flows == 0) activate_class(cls);
   ++h.flows;
+  if (FlowTables::sprayed(h)) ++tables_.sprayed_flows;
   const std::span<const std::uint32_t> links = tables_.path(cls);
   for (std::size_t i = 0; i < links.size(); ++i) {
     ++tables_.link_flows[links[i]];
     if (options_.idle_tolerance == 0.0)
       tables_.link_unsolved[links[i]] -= h.rate * tables_.share(cls, i);
   }
-  max_min_.note_arrival();
+  max_min_.note_arrival(cls);
   mark_dirty(cls);
   if (h.rate > 0.0) {
     // Already draining at a solved rate: the new flow may be the first to finish.
@@ -685,6 +689,7 @@ void FlowNetwork::State::drain_event() {
     const std::uint32_t departed = finish_due_parts(cls, now);
     const std::span<const std::uint32_t> links = tables_.path(cls);
     const double departed_load = static_cast<double>(departed) * h.rate;
+    if (FlowTables::sprayed(h)) tables_.sprayed_flows -= departed;
     for (std::size_t i = 0; i < links.size(); ++i) {
       tables_.link_flows[links[i]] -= departed;
       if (options_.idle_tolerance == 0.0)

@@ -82,6 +82,8 @@ struct FlowTables {
   std::vector<double> link_load;  // bytes/s, as of the last solve
   // Flows crossing the link now (counted once per listing of the link in a path).
   std::vector<std::uint32_t> link_flows;
+  // Flows of sprayed classes active now (their shares make link_flows no bound on a link's load).
+  std::uint64_t sprayed_flows = 0;
   // Since the link's last solve (kept only without idle_tolerance): the load of the flows that
   // left it, less the flows that joined it counted at their class's rate then (0 for a new
   // class). link_load less this is the load of the flows there now, each at its class's rate.

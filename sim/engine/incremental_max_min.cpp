@@ -22,12 +22,33 @@ IncrementalMaxMin::Component IncrementalMaxMin::solve(bool full_resolve) {
   // a rate below r keeps it exactly. Those classes are fixed (their load is taken off the link
   // capacities) and only the classes at r or above are re-solved, which is the same progressive
   // filling from level r on. A relative margin keeps classes that floating point puts a hair below
-  // r in the re-solved set. An arrival can lower any rate: then nothing is fixed.
-  const double fixed_below =
-      (full_resolve || instant_has_arrival_ || !std::isfinite(instant_min_departed_rate_))
-          ? 0.0
-          : instant_min_departed_rate_ * (1.0 - kFixedRateMargin);
-  instant_has_arrival_ = false;
+  // r in the re-solved set.
+  //
+  // Arrivals. Let x be the smallest new rate of a flow that arrived this instant. Below level x the
+  // new filling is the old one: a link the old filling saturated below x carries no arrival (the
+  // extra demand would saturate it no later, freezing the arrival below x) and no departed flow
+  // (above), so it saturates at the same level with the same frozen set; and a link that did not
+  // saturate below x before cannot now (if it carries an arrival, the arrival would freeze there
+  // below x; if not, its demand is no larger than before). So the classes below min(r, x) keep
+  // their rates. x is not known before the solve, but a lower bound serves: a flow's max-min rate
+  // is at least min over its links of C_l / n_l, n_l the flows on link l (it has the largest rate
+  // on its bottleneck link, which is full: C_l = sum of r <= n_l r_f, a link listed twice in a path
+  // counted twice in both). Sprayed flows load links by shares, which n_l does not bound: while
+  // any is active, an arrival fixes nothing.
+  double bound = instant_min_departed_rate_;
+  if (!arrivals_.empty() && tables_.sprayed_flows > 0) bound = 0.0;
+  for (const std::uint32_t cls : arrivals_) {
+    const std::span<const std::uint32_t> links = tables_.path(cls);
+    for (const std::uint32_t l : links) {
+      const std::uint32_t n = tables_.link_flows[l];
+      bound = std::min(bound, n == 0 ? 0.0 : tables_.link_capacity[l] / static_cast<double>(n));
+    }
+  }
+  const double fixed_below = (full_resolve || !std::isfinite(bound) || !(bound > 0.0))
+                                 ? 0.0
+                                 : bound * (1.0 - kFixedRateMargin);
+  arrival_instant_ = !arrivals_.empty();
+  arrivals_.clear();
   instant_min_departed_rate_ = std::numeric_limits<double>::infinity();
   if (changed_.empty()) return {};
   ++solves_;
@@ -100,6 +121,7 @@ void IncrementalMaxMin::scan(double fixed_below) {
       if (c.rate > 0.0 && c.rate < fixed_below) {  // the only classes a crossed link leaves out
         fixed_load_[j] += static_cast<double>(c.flows) * c.rate * shares_on_link[k];
         fixed_count_[j] += c.flows;
+        if (arrival_instant_) ++kept_at_arrivals_;  // (once per crossed link it is on)
         continue;
       }
       c.mark = stamp_;

@@ -25,9 +25,10 @@
 // exact sum is taken and the solve repeated. Its load afterwards is the bound plus the
 // component's new load (equal to the exact sum up to rounding).
 //
-// Fixed classes. When flows only leave in an instant, the classes with rates below the smallest
-// departed rate keep their rates exactly and are left out of the component (see solve() in the
-// .cpp for why). A full re-solve mode covers every link and class instead, to check against.
+// Fixed classes. The classes with rates below the smallest departed rate of the instant, and below
+// a lower bound on the new rate of every flow that arrived in it, keep their rates exactly and are
+// left out of the component (see solve() in the .cpp for why). A full re-solve mode covers every
+// link and class instead, to check against.
 #pragma once
 
 #include <algorithm>
@@ -66,9 +67,9 @@ class IncrementalMaxMin {
     return true;
   }
   bool has_changes() const { return !changed_.empty(); }
-  // What the changes of this instant were: a flow arrived, or flows at `rate` drained. They decide
-  // which classes keep their rates.
-  void note_arrival() { instant_has_arrival_ = true; }
+  // What the changes of this instant were: a flow arrived in class `cls`, or flows at `rate`
+  // drained. They decide which classes keep their rates.
+  void note_arrival(std::uint32_t cls) { arrivals_.push_back(cls); }
   void note_departure(double rate) {
     instant_min_departed_rate_ = std::min(instant_min_departed_rate_, rate);
   }
@@ -116,6 +117,9 @@ class IncrementalMaxMin {
   // came near saturation and were summed exactly after all.
   std::uint64_t boundary_estimates() const { return boundary_estimates_; }
   std::uint64_t boundary_estimates_refused() const { return boundary_estimates_refused_; }
+  // Classes left out of solves with an arrival (their rates below the arrivals' bound), counted
+  // on each crossed link they are on.
+  std::uint64_t kept_at_arrivals() const { return kept_at_arrivals_; }
 
  private:
   void start_search(bool full_resolve);
@@ -132,7 +136,7 @@ class IncrementalMaxMin {
 
   FlowTables& tables_;
   std::vector<std::uint32_t> changed_;
-  bool instant_has_arrival_ = false;
+  std::vector<std::uint32_t> arrivals_;  // classes flows joined this instant (repeats allowed)
   double instant_min_departed_rate_ = std::numeric_limits<double>::infinity();
 
   std::uint32_t stamp_ = 0;
@@ -170,6 +174,8 @@ class IncrementalMaxMin {
   std::uint64_t boundary_expansions_ = 0;
   std::uint64_t boundary_estimates_ = 0;
   std::uint64_t boundary_estimates_refused_ = 0;
+  std::uint64_t kept_at_arrivals_ = 0;
+  bool arrival_instant_ = false;  // this solve's instant had an arrival
 };
 
 }  // namespace stepsim::engine::detail

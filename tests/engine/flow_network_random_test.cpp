@@ -69,6 +69,7 @@ struct RunResult {
   std::uint64_t boundary_expansions = 0;
   std::uint64_t boundary_estimates = 0;
   std::uint64_t boundary_estimates_refused = 0;
+  std::uint64_t kept_at_arrivals = 0;
 };
 
 RunResult run_instance(const RandomInstance& in, bool full_resolve, bool bound_boundary = true) {
@@ -106,6 +107,7 @@ RunResult run_instance(const RandomInstance& in, bool full_resolve, bool bound_b
   net.check_invariants();
   EXPECT_EQ(net.active_flows(), 0u);
   result.solves = net.solves();
+  result.kept_at_arrivals = net.kept_at_arrivals();
   result.boundary_expansions = net.boundary_expansions();
   result.boundary_estimates = net.boundary_estimates();
   result.boundary_estimates_refused = net.boundary_estimates_refused();
@@ -144,6 +146,7 @@ TEST(FlowNetworkRandom, IncrementalSolveMatchesFullResolveOn1000Instances) {
   std::uint64_t expansions = 0;
   std::uint64_t estimates = 0;
   std::uint64_t refused = 0;
+  std::uint64_t kept_at_arrivals = 0;
   for (int instance = 0; instance < 1000; ++instance) {
     const RandomInstance in = make_instance(rng, instance % 2 == 0);
     const RunResult incremental = run_instance(in, false);
@@ -157,10 +160,14 @@ TEST(FlowNetworkRandom, IncrementalSolveMatchesFullResolveOn1000Instances) {
     expansions += incremental.boundary_expansions;
     estimates += incremental.boundary_estimates;
     refused += incremental.boundary_estimates_refused;
+    kept_at_arrivals += incremental.kept_at_arrivals;
+    EXPECT_EQ(full.kept_at_arrivals, 0u);
   }
   // The incremental solve crosses only saturated links; links with spare capacity that the new
   // rates fill make it search on and solve again. The instances must exercise that path, and
-  // both outcomes of a bounded (estimated) boundary link: left out, and summed after all.
+  // both outcomes of a bounded (estimated) boundary link: left out, and summed after all; and
+  // solves at arrivals that keep the classes below the arrivals' bound out.
+  EXPECT_GT(kept_at_arrivals, 1000u);
   EXPECT_GT(expansions, 0u);
   EXPECT_GT(estimates, refused);
   EXPECT_GT(refused, 0u);

@@ -427,5 +427,37 @@ TEST_F(FlowNetworkTest, DepartureKeepsTheRatesBelowItsOwnWithoutResolvingThem) {
   EXPECT_EQ(at(d), Time::ms(3));
 }
 
+TEST_F(FlowNetworkTest, ArrivalKeepsTheRatesBelowItsEqualShareWithoutResolvingThem) {
+  // Link 0 of 1 GB/s carries class p (two flows, path {0, 1}); link 1 of 100 GB/s carries p and q.
+  // Max-min: p's flows 0.5 GB/s each (link 0 full), q 99 GB/s (link 1 full). At 1 us r arrives on
+  // link 1: every new rate on it is at least 100 / 4 = 25 GB/s (4 flows there), so p, at 0.5,
+  // keeps its rate (a full re-solve would solve it again): the arrival's solve covers q's class
+  // only (r has q's path, so it joins it), 49.5 GB/s each. q (198 kB) has 99 kB left at 1 us and r
+  // brings 99 kB: both finish 2 us later.
+  const LinkId l0 = link(kGBps);
+  const LinkId l1 = link(100 * kGBps);
+  const FlowId p1 = start(10'000'000, {l0, l1});
+  const FlowId p2 = start(10'000'000, {l0, l1});
+  const FlowId q = start(198'000, {l1});
+  FlowId r;
+  sim.run_until(Time::ps(1));
+  EXPECT_EQ(net.classes_solved(), 2u) << "classes {p1, p2} and {q}";
+  EXPECT_DOUBLE_EQ(net.current_rate(q).value(), 99 * kGBps);
+  sim.schedule_at(Time::us(1), [&] { r = start(99'000, {l1}); });
+  sim.run_until(Time::us(1) + Time::ps(1));
+  EXPECT_EQ(net.solves(), 2u);
+  EXPECT_EQ(net.classes_solved(), 3u) << "the arrival solved {q, r}, not p";
+  EXPECT_DOUBLE_EQ(net.current_rate(p1).value(), 0.5 * kGBps);
+  EXPECT_DOUBLE_EQ(net.current_rate(q).value(), 49.5 * kGBps);
+  EXPECT_DOUBLE_EQ(net.current_rate(r).value(), 49.5 * kGBps);
+  sim.run_until(Time::us(4));
+  EXPECT_EQ(at(q), Time::us(3));
+  EXPECT_EQ(at(r), Time::us(3));
+  EXPECT_DOUBLE_EQ(net.current_rate(p2).value(), 0.5 * kGBps);
+  sim.run();
+  EXPECT_EQ(at(p1), Time::ms(20));  // 10 MB at 0.5 GB/s throughout
+  EXPECT_EQ(at(p2), Time::ms(20));
+}
+
 }  // namespace
 }  // namespace stepsim::engine
