@@ -47,7 +47,8 @@ struct PlanOptions {
   // The fixed cost of one NVLS chunk step (a channel's handshake with its peers through the
   // NVSwitch before and after each chunk), as the bytes a channel would have moved in that time:
   // with the protocol model on, every transfer to or from a reducing NVSwitch (in-switch, the
-  // switch phases of nvls-tree and nvls-collnet) carries data x (1 + this / NCCL's NVLS chunk).
+  // switch phases of nvls-tree and nvls-collnet) carries data x (1 + this / step), the step being
+  // NCCL's chunk for the algorithm, at most 128 KiB (detail::nvls_step_bytes).
   // 0: none (closed forms). Calibrated (link_calibration.cpp).
   Bytes nvls_step_overhead = Bytes(0);
 };
