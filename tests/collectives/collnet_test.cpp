@@ -11,6 +11,7 @@
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/collective_session.hpp"
 #include "sim/collectives/planned_collective.hpp"
+#include "sim/collectives/ring_phases.hpp"
 #include "sim/common/input_error.hpp"
 #include "test_topologies.hpp"
 
@@ -194,6 +195,28 @@ TEST(NcclTuner, TakesNvlsWithSharpAcrossNodesWhereTheFabricReduces) {
   EXPECT_EQ(plan_collective(*algo, allreduce(16 << 20), a100, options).label, "collnet/Simple");
   EXPECT_EQ(plan_collective(*algo, allreduce(std::int64_t{1} << 30), a100, options).label,
             "collnet/Simple");
+}
+
+TEST(NvlsCollNet, SwitchPhasesCarryTheNvlsStepCostAndTheSharpTreeDoesNot) {
+  // DGX H100 nodes on a SHARP fat-tree, 4 x 8, 1 GiB with the protocol model: a member sends S up
+  // to its NVSwitch (reduce-scatter) and S/8 (all-gather), in NVLS steps of NCCL's chunk (K = 16 x
+  // 8 chunks at once: 128 KiB from 64 x K x 128 KiB = 1 GiB up), and S/8 to the SHARP tree. With
+  // the step cost o, the switch phases grow by (S + S/8) x o / 128 KiB; the tree's share does not.
+  const auto sharp = testing::preset("dgx-h100-superpod", "{nodes: 4, sharp: true}");
+  const GroupShape shape = group_shape(sharp, place_group(sharp, testing::first_ranks(32)));
+  const auto algo = builtin_algorithms().create("nvls-collnet");
+  PlanOptions options;
+  options.protocol = ProtocolChoice::kSimple;
+  const std::int64_t bytes = std::int64_t{1} << 30;
+  const auto sent = [&](Bytes overhead) {
+    options.nvls_step_overhead = overhead;
+    return plan_collective(*algo, allreduce(bytes), shape, options)
+        .plan.bytes_sent(shape.size)[0]
+        .as_double();
+  };
+  const double s = static_cast<double>(bytes);
+  EXPECT_NEAR(sent(Bytes(11000)) - sent(Bytes(0)), s * 9 / 8 * 11000.0 / 131072.0, 1024.0);
+  EXPECT_EQ(detail::nvls_chunk_bytes(bytes, 16 * 8), 128 << 10);
 }
 
 }  // namespace
