@@ -111,7 +111,7 @@ class CollNetAlgorithm final : public Algorithm {
     const std::int64_t nvls_chunk =
         options.protocol == ProtocolChoice::kOff
             ? 0
-            : detail::nvls_chunk_bytes(op.size.count(), std::int64_t{16} * m);
+            : detail::nvls_chunk_bytes(op.size.count(), detail::kNvlsChannels * m);
     const auto through_switch = [&](Bytes data) {
       return detail::nvls_step_bytes(data, nvls_chunk, options);
     };

@@ -74,9 +74,8 @@ class InSwitchAlgorithm final : public Algorithm {
   // transfers).
   static constexpr std::uint32_t kRoundsPerChunk = 16;
   static Plan pipelined(const Operation& op, const GroupShape& group, const PlanOptions& options) {
-    constexpr std::int64_t kChannels = 16;
     const std::uint32_t n = group.size;
-    const std::int64_t ops = kChannels * n;
+    const std::int64_t ops = detail::kNvlsChannels * n;
     const std::int64_t bytes = op.size.count();
     const std::int64_t chunk = detail::nvls_chunk_bytes(bytes, ops);
     const std::int64_t per_round = ops * chunk;

@@ -27,24 +27,27 @@ namespace {
 // per member of a domain: one NIC each), the chunk 2 MiB (the Simple buffer's 512 KiB step x 4
 // ALLREDUCE_CHUNKSTEPS), 256 KiB below 32·K·chunk bytes, 128 KiB below 16·K·chunk, 64 KiB below
 // 4·K·chunk, 32 KiB below K·chunk; a round moves K chunks. Without it, chunks of the plan's
-// chunk_size per member. At most max_chunks either way. `nccl_chunk`: NCCL's chunk (0 without
-// the protocol model), which sets the NVLS step cost of the switch phases.
-std::uint32_t rounds(const Operation& op, std::uint32_t per_domain, const PlanOptions& options,
-                     std::int64_t& nccl_chunk) {
-  nccl_chunk = 0;
+// chunk_size per member. At most max_chunks either way. Also NCCL's chunk (0 without the protocol
+// model), which sets the NVLS step cost of the switch phases.
+struct Rounds {
+  std::uint32_t count;
+  std::int64_t nccl_chunk;
+};
+Rounds rounds(const Operation& op, std::uint32_t per_domain, const PlanOptions& options) {
   if (options.protocol == ProtocolChoice::kOff)
-    return detail::chunk_count(detail::share(op.size, per_domain, 0), options);
-  const std::int64_t ops = std::int64_t{16} * per_domain;
+    return {detail::chunk_count(detail::share(op.size, per_domain, 0), options), 0};
+  const std::int64_t ops = detail::kNvlsChannels * per_domain;
   const std::int64_t bytes = op.size.count();
   std::int64_t chunk = 2 << 20;
   if (bytes < 32 * ops * chunk) chunk = 256 << 10;
   if (bytes < 16 * ops * chunk) chunk = 128 << 10;
   if (bytes < 4 * ops * chunk) chunk = 64 << 10;
   if (bytes < ops * chunk) chunk = 32 << 10;
-  nccl_chunk = chunk;
   const std::int64_t per_round = ops * chunk;
-  return static_cast<std::uint32_t>(std::clamp<std::int64_t>(
-      (bytes + per_round - 1) / per_round, 1, std::max<std::uint32_t>(options.max_chunks, 1)));
+  return {
+      static_cast<std::uint32_t>(std::clamp<std::int64_t>(
+          (bytes + per_round - 1) / per_round, 1, std::max<std::uint32_t>(options.max_chunks, 1))),
+      chunk};
 }
 
 class NvlsTreeAlgorithm final : public Algorithm {
@@ -69,11 +72,11 @@ class NvlsTreeAlgorithm final : public Algorithm {
     const auto domains = group.domain_members();
     const auto nodes = static_cast<std::uint32_t>(domains.size());
     const auto m = static_cast<std::uint32_t>(domains.front().size());
-    std::int64_t nccl_chunk = 0;
-    const std::uint32_t chunks = rounds(op, m, options, nccl_chunk);
+    const Rounds pipeline = rounds(op, m, options);
+    const std::uint32_t chunks = pipeline.count;
     // What a switch phase carries for `data`: with each NVLS chunk step's fixed cost.
     const auto through_switch = [&](Bytes data) {
-      return detail::nvls_step_bytes(data, nccl_chunk, options);
+      return detail::nvls_step_bytes(data, pipeline.nccl_chunk, options);
     };
     const Time net = options.net_step_latency.value_or(options.step_latency);
     const Time first = options.step_latency + options.op_latency;

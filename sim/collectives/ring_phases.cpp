@@ -21,7 +21,7 @@ std::uint32_t chunk_count(Bytes bytes, const PlanOptions& options) {
 }
 
 std::int64_t nvls_chunk_bytes(std::int64_t bytes, std::int64_t concurrent) {
-  std::int64_t chunk = 128 << 10;
+  std::int64_t chunk = kNvlsStepBytes;
   if (bytes < 64 * concurrent * chunk) chunk = 64 << 10;
   if (bytes < 8 * concurrent * chunk) chunk = 32 << 10;
   if (bytes < 2 * concurrent * chunk) chunk = 16 << 10;

@@ -25,14 +25,16 @@ Bytes share(Bytes total, std::uint32_t parts, std::uint32_t index);
 // Chunks per step for `bytes` per transfer: ceil(bytes / chunk_size), within [1, max_chunks].
 std::uint32_t chunk_count(Bytes bytes, const PlanOptions& options);
 
-// NCCL's NVLS chunk (enqueue.cc, calcCollChunking, NVLS): at most 128 KiB; 64 KiB below
-// 64·K·chunk bytes, 32 KiB below 8·K·chunk, 16 KiB below 2·K·chunk, for an operation of `bytes`
-// with K = `concurrent` chunks at once (channels x heads).
-std::int64_t nvls_chunk_bytes(std::int64_t bytes, std::int64_t concurrent);
+// NCCL_NVLS_NCHANNELS: the channels NVLS, NVLS-tree and NVLS with CollNet run on (H100).
+inline constexpr std::int64_t kNvlsChannels = 16;
 // NCCL moves NVLS data through its NVLS buffers in steps of at most NCCL_NVLS_CHUNKSIZE, 128 KiB
 // (transport/nvls.cc, ncclNvlsBufferSetup: nvlsStepSize = nvlsChunkSize), whatever the
 // algorithm's chunk (NVLS-tree's reaches 2 MiB).
 inline constexpr std::int64_t kNvlsStepBytes = std::int64_t{128} << 10;
+// NCCL's NVLS chunk (enqueue.cc, calcCollChunking, NVLS): at most kNvlsStepBytes; 64 KiB below
+// 64·K·chunk bytes, 32 KiB below 8·K·chunk, 16 KiB below 2·K·chunk, for an operation of `bytes`
+// with K = `concurrent` chunks at once (channels x heads).
+std::int64_t nvls_chunk_bytes(std::int64_t bytes, std::int64_t concurrent);
 // What a transfer of `data` through a reducing NVSwitch carries when NCCL moves it in chunks of
 // `chunk` bytes: data x (1 + options.nvls_step_overhead / step), step = min(chunk, 128 KiB), each
 // step's fixed cost (PlanOptions::nvls_step_overhead) counted as bytes at the channel's rate.
