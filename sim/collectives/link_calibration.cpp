@@ -61,7 +61,7 @@ Calibration calibrated_presets() {
   // Fit to the one-node NVLS AllReduce of nccl_tests_more.yaml, table
   // h100x8-allreduce-nvls-8B-8G-together (NCCL 2.26.2), at 16 MiB to 8 GiB (with the in-switch
   // rate above tied to it): its effective rate grows with NCCL's NVLS chunk (32 KiB at 16-32 MiB,
-  // 64 KiB at 64-512 MiB, 128 KiB from 1 GiB: rounds of 16 x 8 chunks take 18.5, 32.5 and 60.4
+  // 64 KiB at 64-512 MiB, 128 KiB from 1 GiB: rounds of 16 x 8 chunks take 18.5, 32.5 and 61.3
   // us), as a fixed cost per chunk step does; without it the model ran that table's 16 MiB row
   // 20% fast and its 256 MiB row 5% fast. Those rows calibrate; the other NVLS rows predict.
   c.nvls_step_overhead = Bytes(11000);
