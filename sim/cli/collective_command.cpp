@@ -94,7 +94,8 @@ Command add_collective_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--algo,-a", options->algo,
                   "ring, ring-fluid, ring-pipelined, tree, halving-doubling, direct, hierarchical, "
-                  "hierarchical-pipelined, in-switch, nvls-tree, mesh, auto")
+                  "hierarchical-pipelined, in-switch, nvls-tree, collnet, collnet-chain, "
+                  "nvls-collnet, mesh, auto")
       ->capture_default_str();
   sub->add_option("--sizes,-s", options->sizes,
                   "MIN:MAX with units, doubling like nccl-tests -f 2 (or one size); at most 1PiB")

@@ -49,9 +49,9 @@ constexpr std::int64_t kLatencyBoundBytesPerRank = std::int64_t{64} << 10;
 class AutoAlgorithm final : public Algorithm {
  public:
   explicit AutoAlgorithm(const AlgorithmRegistry& registry) {
-    for (const char* name :
-         {"direct", "ring", "ring-fluid", "in-switch", "mesh", "halving-doubling",
-          "hierarchical-pipelined", "tree", "nvls-tree", "collnet", "nvls-collnet"})
+    for (const char* name : {"direct", "ring", "ring-fluid", "in-switch", "mesh",
+                             "halving-doubling", "hierarchical-pipelined", "tree", "nvls-tree",
+                             "collnet", "collnet-chain", "nvls-collnet"})
       if (registry.contains(name)) algorithms_.emplace(name, registry.create(name));
   }
   std::string_view name() const override { return "auto"; }
@@ -77,9 +77,9 @@ class AutoAlgorithm final : public Algorithm {
  private:
   // With NCCL's protocol model on: the algorithm NCCL's tuner predicts fastest over every
   // protocol (or the forced one), among Ring, Tree, NVLS (across domains: NVLS with CollNet),
-  // NVLS-tree and CollNet-Direct (where the fabric has SHARP trees), for the operations NCCL
-  // runs that way; a full mesh keeps `mesh` (NCCL has no such algorithm) and point-to-point
-  // operations keep `direct`. Ring becomes the ring form the rules below pick.
+  // NVLS-tree, CollNet-Direct and CollNetChain (where the fabric has SHARP trees), for the
+  // operations NCCL runs that way; a full mesh keeps `mesh` (NCCL has no such algorithm) and
+  // point-to-point operations keep `direct`. Ring becomes the ring form the rules below pick.
   const Algorithm& choose(const Operation& op, const GroupShape& group,
                           const PlanOptions& options) const {
     if (options.protocol == ProtocolChoice::kOff) return choose(op, group);
@@ -90,7 +90,8 @@ class AutoAlgorithm final : public Algorithm {
          {std::pair{NcclAlgorithm::kTree, "tree"},
           std::pair{NcclAlgorithm::kNvls, multi ? "nvls-collnet" : "in-switch"},
           std::pair{NcclAlgorithm::kNvlsTree, "nvls-tree"},
-          std::pair{NcclAlgorithm::kCollNetDirect, "collnet"}})
+          std::pair{NcclAlgorithm::kCollNetDirect, "collnet"},
+          std::pair{NcclAlgorithm::kCollNetChain, "collnet-chain"}})
       if (algorithms_.contains(name) && !get(name).unsupported(op, group))
         candidates.push_back(algorithm);
     const auto choice = nccl_choose(op, group, candidates, forced_protocol(options.protocol));
@@ -104,6 +105,8 @@ class AutoAlgorithm final : public Algorithm {
         return get("nvls-tree");
       case NcclAlgorithm::kCollNetDirect:
         return get("collnet");
+      case NcclAlgorithm::kCollNetChain:
+        return get("collnet-chain");
       default:
         return nccl_ring_form(op, group);
     }

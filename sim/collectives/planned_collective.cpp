@@ -18,6 +18,7 @@ std::optional<NcclAlgorithm> nccl_algorithm_of(std::string_view name) {
   if (name == "in-switch") return NcclAlgorithm::kNvls;
   if (name == "nvls-tree") return NcclAlgorithm::kNvlsTree;
   if (name == "collnet") return NcclAlgorithm::kCollNetDirect;
+  if (name == "collnet-chain") return NcclAlgorithm::kCollNetChain;
   if (name == "nvls-collnet") return NcclAlgorithm::kNvls;
   return std::nullopt;
 }

@@ -10,6 +10,7 @@
 
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/collective_session.hpp"
+#include "sim/collectives/nccl_tuner.hpp"
 #include "sim/collectives/planned_collective.hpp"
 #include "sim/collectives/ring_phases.hpp"
 #include "sim/common/input_error.hpp"
@@ -217,6 +218,79 @@ TEST(NvlsCollNet, SwitchPhasesCarryTheNvlsStepCostAndTheSharpTreeDoesNot) {
   const double s = static_cast<double>(bytes);
   EXPECT_NEAR(sent(Bytes(11000)) - sent(Bytes(0)), s * 9 / 8 * 11000.0 / 131072.0, 1024.0);
   EXPECT_EQ(detail::nvls_chunk_bytes(bytes, 16 * 8), 128 << 10);
+}
+
+TEST(CollNetChainClosedForm, OnePieceOnIdleTwoLevel) {
+  // One piece, D = 2 domains of m = 4, chain k headed by local member k: every member sends one
+  // share (S/m) up each of the m-1 hops in turn (at each hop every member sends one share and
+  // receives one, over its star link, route 2L), each head its share up to the spine and back
+  // (S/m each way over the NIC's links, 2L each), then the m-1 hops down:
+  //   T = 2(m-1)·S/(m·Bi) + 2·S/(m·Bx) + 4m·L
+  // (the bandwidth terms of CollNet-Direct; the chain is deeper: 2(m-1) hops inside, not 2).
+  const double m = 4;
+  const auto topo = testing::two_level(2, 4, kInside, kAcross, kL, true);
+  const std::int64_t bytes = 64 << 20;
+  const double S = static_cast<double>(bytes);
+  const double expected = 2 * (m - 1) * S / (m * kInside.value()) + 2 * S / (m * kAcross.value()) +
+                          4 * m * kL.seconds();
+  EXPECT_NEAR(run(topo, 8, "collnet-chain", allreduce(bytes), bare(1, Bytes(bytes))), expected,
+              1e-9 * expected);
+}
+
+TEST(CollNetChainClosedForm, PipelinedChainsRunAtTheBottleneckAndPayTheirDepthOnce) {
+  // Chunks of 1/64 of a chain's share: the first chunk hop by hop, the middle fluid, the last
+  // chunk hop by hop. The time approaches the busiest link's load over its bandwidth, as
+  // CollNet-Direct's: 2(m-1)/m·S over Bi on the star links when the NICs are fast, S/m over Bx
+  // through each NIC when they are slow.
+  const double m = 4;
+  const std::int64_t bytes = 256 << 20;
+  const double S = static_cast<double>(bytes);
+  auto options = bare(64, Bytes(bytes / 4 / 64));
+  const auto fast_nics =
+      testing::two_level(2, 4, kInside, BytesPerSecond::gigabytes(400), kL, true);
+  const double star_bound = 2 * (m - 1) / m * S / kInside.value();
+  const double t1 = run(fast_nics, 8, "collnet-chain", allreduce(bytes), options);
+  EXPECT_GT(t1, star_bound);
+  EXPECT_LT(t1, star_bound * (1 + 4.0 / 64));
+  const auto slow_nics = testing::two_level(2, 4, BytesPerSecond::gigabytes(1000),
+                                            BytesPerSecond::gigabytes(10), kL, true);
+  const double nic_bound = S / (m * 10e9);
+  const double t2 = run(slow_nics, 8, "collnet-chain", allreduce(bytes), options);
+  EXPECT_GT(t2, nic_bound);
+  EXPECT_LT(t2, nic_bound * (1 + 4.0 / 64));
+  // NCCL's step latencies (a per scale-up hop, a_net per network step) go on the last chunk, the
+  // pipeline's drain: the chain pays its depth once, 2(m-1)·a + a_net, as NCCL's model of
+  // CollNetChain says (tuning.cc).
+  const Time a = Time::ns(2800), a_net = Time::us(30);
+  options.step_latency = a;
+  options.net_step_latency = a_net;
+  const double depth = 2 * (m - 1) * a.seconds() + a_net.seconds();
+  EXPECT_NEAR(run(fast_nics, 8, "collnet-chain", allreduce(bytes), options) - t1, depth,
+              1e-6 * depth);
+}
+
+TEST(CollNetChain, RunsWhereCollNetDoesAndTheTunerModelsIt) {
+  const auto registry = builtin_algorithms();
+  const auto chain = registry.create("collnet-chain");
+  const auto plain = testing::two_level(2, 4, kInside, kAcross, kL);
+  const GroupShape shape = group_shape(plain, place_group(plain, testing::first_ranks(8)));
+  ASSERT_TRUE(chain->unsupported(allreduce(1 << 20), shape).has_value());
+  EXPECT_THROW(chain->plan(allreduce(1 << 20), shape, PlanOptions{}), InputError);
+  // NCCL's CollNetChain (CoreWeave's SHARP run forced it): Simple only, the chain's latency
+  // 2(m-1) x 2.8 us inside and one network step of 30 us (tuning.cc, NCCL 2.20.3).
+  const auto sharp = testing::preset("dgx-h100-superpod", "{nodes: 12, sharp: true}");
+  const GroupShape h100 = group_shape(sharp, place_group(sharp, testing::first_ranks(96)));
+  PlanOptions options;
+  options.protocol = ProtocolChoice::kAuto;
+  const auto planned = plan_collective(*chain, allreduce(512 << 20), h100, options);
+  EXPECT_EQ(planned.label, "collnet-chain/Simple");
+  EXPECT_FALSE(
+      nccl_predicted_time_us(allreduce(1 << 20), h100, NcclAlgorithm::kCollNetChain, Protocol::kLL)
+          .has_value());
+  // Latency alone: the model's time at 0 bytes.
+  EXPECT_NEAR(
+      *nccl_predicted_time_us(allreduce(0), h100, NcclAlgorithm::kCollNetChain, Protocol::kSimple),
+      2 * 7 * 2.8 + 30, 1e-9);
 }
 
 }  // namespace
