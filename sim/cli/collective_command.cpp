@@ -71,6 +71,7 @@ Command add_collective_command(CLI::App& app) {
     std::string ecmp = "fabric";
     std::string pxn = "on";
     std::string proto = "auto";
+    std::string nccl;
     std::uint32_t channels = 0;
     std::uint32_t root = 0;
     std::string matrix;
@@ -126,6 +127,9 @@ Command add_collective_command(CLI::App& app) {
                   "Simple (forced, as NCCL_PROTO), or off (no protocol costs); with --links "
                   "calibrated")
       ->capture_default_str();
+  sub->add_option("--nccl", options->nccl,
+                  "NCCL version whose choices auto makes, as 2.23 or 2.23.4 (default 2.20.3, the "
+                  "tuner model's; from 2.23 auto offers PAT)");
   sub->add_option("--root", options->root, "Root rank (broadcast, reduce), index in the group")
       ->capture_default_str();
   CLI::Option* sizes_option = sub->get_option("--sizes");
@@ -226,6 +230,14 @@ Command add_collective_command(CLI::App& app) {
         // Line rate studies the network alone unless a protocol is asked for.
         if (options->links == "calibrated" || options->proto != "auto")
           plan_options.protocol = *protocol;
+        if (!options->nccl.empty()) {
+          const auto version = parse_nccl_version(options->nccl);
+          if (!version)
+            throw InputError(
+                fmt::format("--nccl '{}': expected an NCCL version from 2.20 on, as 2.23 or 2.23.4",
+                            options->nccl));
+          plan_options.nccl_version = *version;
+        }
         RunnerOptions runner_options;
         runner_options.ecmp = *topology::parse_ecmp_mode(options->ecmp);
         // A progress line on a terminal: the size being run, its share of its plan's transfers
@@ -331,6 +343,7 @@ Command add_collective_command(CLI::App& app) {
           j["algorithm"] = options->algo;
           j["links"] = options->links;
           j["protocol"] = options->proto;
+          if (!options->nccl.empty()) j["nccl"] = options->nccl;
           if (!options->matrix.empty()) j["matrix"] = options->matrix;
           if (options->skew) j["skew"] = *options->skew;
           nlohmann::json out = nlohmann::json::array();
@@ -348,8 +361,9 @@ Command add_collective_command(CLI::App& app) {
         }
         ctx.out << fmt::format(
             "# stepsim collective: {} on {} ranks of {}, algorithm {}, "
-            "links {}, protocol {}\n#\n",
-            to_string(kind), n, topo.name(), options->algo, options->links, options->proto);
+            "links {}, protocol {}{}\n#\n",
+            to_string(kind), n, topo.name(), options->algo, options->links, options->proto,
+            options->nccl.empty() ? std::string() : ", NCCL " + options->nccl);
         ctx.out << fmt::format("# {:>12}  {:>12}  {:>6}  {:>10}  {:>7}  {:>7}  {}\n", "size",
                                "count", "type", "time", "algbw", "busbw", "algorithm");
         ctx.out << fmt::format("# {:>12}  {:>12}  {:>6}  {:>10}  {:>7}  {:>7}\n", "(B)",

@@ -55,6 +55,7 @@ AlgorithmRegistry builtin_algorithms() {
   register_mesh_algorithm(registry);
   register_nvls_tree_algorithm(registry);
   register_collnet_algorithm(registry);
+  register_pat_algorithm(registry);
   register_auto_algorithm(registry);
   return registry;
 }

@@ -48,6 +48,7 @@ void register_in_switch_algorithm(AlgorithmRegistry& registry);
 void register_mesh_algorithm(AlgorithmRegistry& registry);
 void register_nvls_tree_algorithm(AlgorithmRegistry& registry);
 void register_collnet_algorithm(AlgorithmRegistry& registry);
+void register_pat_algorithm(AlgorithmRegistry& registry);
 void register_auto_algorithm(AlgorithmRegistry& registry);
 
 }  // namespace stepsim::collectives

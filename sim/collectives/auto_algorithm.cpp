@@ -51,7 +51,7 @@ class AutoAlgorithm final : public Algorithm {
   explicit AutoAlgorithm(const AlgorithmRegistry& registry) {
     for (const char* name : {"direct", "ring", "ring-fluid", "in-switch", "mesh",
                              "halving-doubling", "hierarchical-pipelined", "tree", "nvls-tree",
-                             "collnet", "collnet-chain", "nvls-collnet"})
+                             "collnet", "collnet-chain", "nvls-collnet", "pat"})
       if (registry.contains(name)) algorithms_.emplace(name, registry.create(name));
   }
   std::string_view name() const override { return "auto"; }
@@ -77,9 +77,10 @@ class AutoAlgorithm final : public Algorithm {
  private:
   // With NCCL's protocol model on: the algorithm NCCL's tuner predicts fastest over every
   // protocol (or the forced one), among Ring, Tree, NVLS (across domains: NVLS with CollNet),
-  // NVLS-tree, CollNet-Direct and CollNetChain (where the fabric has SHARP trees), for the
-  // operations NCCL runs that way; a full mesh keeps `mesh` (NCCL has no such algorithm) and
-  // point-to-point operations keep `direct`. Ring becomes the ring form the rules below pick.
+  // NVLS-tree, CollNet-Direct and CollNetChain (where the fabric has SHARP trees) and, for NCCL
+  // 2.23 and later (PlanOptions::nccl_version), PAT, for the operations NCCL runs that way; a full
+  // mesh keeps `mesh` (NCCL has no such algorithm) and point-to-point operations keep `direct`.
+  // Ring becomes the ring form the rules below pick.
   const Algorithm& choose(const Operation& op, const GroupShape& group,
                           const PlanOptions& options) const {
     if (options.protocol == ProtocolChoice::kOff) return choose(op, group);
@@ -91,8 +92,10 @@ class AutoAlgorithm final : public Algorithm {
           std::pair{NcclAlgorithm::kNvls, multi ? "nvls-collnet" : "in-switch"},
           std::pair{NcclAlgorithm::kNvlsTree, "nvls-tree"},
           std::pair{NcclAlgorithm::kCollNetDirect, "collnet"},
-          std::pair{NcclAlgorithm::kCollNetChain, "collnet-chain"}})
-      if (algorithms_.contains(name) && !get(name).unsupported(op, group))
+          std::pair{NcclAlgorithm::kCollNetChain, "collnet-chain"},
+          std::pair{NcclAlgorithm::kPat, "pat"}})
+      if (algorithms_.contains(name) && !get(name).unsupported(op, group) &&
+          (algorithm != NcclAlgorithm::kPat || options.nccl_version >= kNcclPatVersion))
         candidates.push_back(algorithm);
     const auto choice = nccl_choose(op, group, candidates, forced_protocol(options.protocol));
     if (!choice) return choose(op, group);
@@ -107,6 +110,8 @@ class AutoAlgorithm final : public Algorithm {
         return get("collnet");
       case NcclAlgorithm::kCollNetChain:
         return get("collnet-chain");
+      case NcclAlgorithm::kPat:
+        return get("pat");
       default:
         return nccl_ring_form(op, group);
     }

@@ -20,6 +20,15 @@ constexpr double kTreeCorrection[3][23] = {
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 // tuning.cc getNetOverhead: 1 us per network post on Intel hosts (x3 for Simple).
 constexpr double kNetOverheadUs = 1.0;
+// PAT's cost model (NCCL 2.23+ tuning.cc; PAT is not in 2.20.3): latency 8 us + log2(nodes) x
+// interLat / 3.5 + 2.8 us per rank, where interLat is the tree's network latency for Simple (14 us:
+// "with ppn=1 latencies are fully exposed, use the Tree network latency"); bandwidth 0.75 of the
+// ring's bus bandwidth, not converted to an algorithm bandwidth (AllGather and ReduceScatter
+// other than Ring keep busBw).
+constexpr double kPatBaseUs = 8.0;
+constexpr double kPatStepUs = 14.0 / 3.5;
+constexpr double kPatPerRankUs = 2.8;
+constexpr double kPatBusFactor = 0.75;
 // The per-channel ceilings of tuning.cc (GB/s per graph channel), [Ampere, Hopper]; the tree's by
 // nodes [1, 2, more]. perChMaxRingLL128Bws, perChMaxTreeBws, perChMaxTreeLL128Bws.
 constexpr double kPerChannelRingLL128[2] = {20.0, 36.7};
@@ -82,6 +91,7 @@ double bus_to_algorithm_ratio(const Operation& op, const Shape& s, NcclAlgorithm
     return s.ranks / steps;
   }
   if (a == NcclAlgorithm::kNvls || a == NcclAlgorithm::kNvlsTree) return 5.0 / 6.0;
+  if (a == NcclAlgorithm::kPat) return 1.0;
   return 0.5;
 }
 
@@ -103,6 +113,7 @@ double algorithm_bandwidth(const Operation& op, const Shape& s, NcclAlgorithm a,
     case NcclAlgorithm::kNvls:
     case NcclAlgorithm::kCollNetDirect:
     case NcclAlgorithm::kCollNetChain:
+    case NcclAlgorithm::kPat:
       bus = multi ? std::min(s.nccl_intra, s.node_net) : s.nccl_intra;
       break;
     case NcclAlgorithm::kNvlsTree:
@@ -131,6 +142,7 @@ double algorithm_bandwidth(const Operation& op, const Shape& s, NcclAlgorithm a,
     if (per_channel) bus = std::min(bus, channels * kPerChannelTreeLL128[gen][index2]);
   }
   if (a == NcclAlgorithm::kCollNetDirect && s.hopper) bus *= 0.85;  // minCompCap >= 90
+  if (a == NcclAlgorithm::kPat) bus *= kPatBusFactor;
   return bus * bus_to_algorithm_ratio(op, s, a);
 }
 
@@ -149,6 +161,8 @@ std::optional<double> ceiling_gbps(const Operation& op, const Shape& s, NcclAlgo
                                    Protocol p) {
   if (a == NcclAlgorithm::kTree)
     return algorithm_bandwidth(op, s, a, p) * tree_correction(p, op.size.count());
+  // PAT: its x 0.75 is the kernel's, not the links'.
+  if (a == NcclAlgorithm::kPat) return algorithm_bandwidth(op, s, a, p);
   if (a != NcclAlgorithm::kRing) return std::nullopt;
   if (p == Protocol::kLL) return algorithm_bandwidth(op, s, a, p);
   if (p == Protocol::kLL128 && s.nodes > 1 && s.ppn >= 2)
@@ -185,6 +199,8 @@ double latency_us(const Operation& op, const Shape& s, NcclAlgorithm a, Protocol
       return intra + (s.nodes > 1 ? inter : 0.0);
     case NcclAlgorithm::kNvlsTree:
       return lat + intra + 2 * log_nodes * inter;
+    case NcclAlgorithm::kPat:
+      return kPatBaseUs + log_nodes * kPatStepUs + kPatPerRankUs * s.ranks;
   }
   return lat;
 }
@@ -219,6 +235,10 @@ bool nccl_enabled(const Operation& op, const GroupShape& group, NcclAlgorithm al
     case NcclAlgorithm::kCollNetDirect:
     case NcclAlgorithm::kCollNetChain:
       return allreduce && multi && group.network_reduction && group.network_tree.has_value();
+    case NcclAlgorithm::kPat:
+      // ncclPatEnable: one GPU per node (nNodes == nRanks).
+      return (op.kind == CollectiveKind::kAllGather || op.kind == CollectiveKind::kReduceScatter) &&
+             group.num_domains() == group.size;
   }
   return false;
 }
@@ -273,6 +293,14 @@ PlanOptions nccl_plan_options(const PlanOptions& base, NcclAlgorithm algorithm, 
   PlanOptions options = base;
   const bool multi = group.num_domains() > 1;
   options.op_latency = nccl_base_latency(algorithm, protocol);
+  if (algorithm == NcclAlgorithm::kPat) {
+    // PAT's latency model: the per-rank part once per operation, interLat / 3.5 per step.
+    options.op_latency = Time::from_seconds((kPatBaseUs + kPatPerRankUs * group.size) * 1e-6);
+    options.step_latency = Time::from_seconds(kPatStepUs * 1e-6);
+    options.net_step_latency = options.step_latency;
+    options.protocol = ProtocolChoice::kSimple;
+    return options;
+  }
   Time intra = nccl_hardware_latency(NcclHardware::kNvlink, algorithm, protocol);
   if (multi && algorithm == NcclAlgorithm::kRing)
     intra = std::max(
@@ -299,6 +327,36 @@ PlanOptions nccl_plan_options(const PlanOptions& base, NcclAlgorithm algorithm, 
       break;
   }
   return options;
+}
+
+std::optional<std::uint32_t> parse_nccl_version(std::string_view text) {
+  std::uint32_t parts[3] = {0, 0, 0};
+  std::size_t count = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (count == 3) return std::nullopt;
+    std::size_t digits = 0;
+    std::uint32_t value = 0;
+    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++digits) {
+      value = value * 10 + static_cast<std::uint32_t>(text[i] - '0');
+      if (digits >= 2) return std::nullopt;
+    }
+    if (digits == 0) return std::nullopt;
+    parts[count++] = value;
+    if (i < text.size()) {
+      if (text[i] != '.' || i + 1 == text.size()) return std::nullopt;
+      ++i;
+    }
+  }
+  if (count < 2 || parts[0] != 2) return std::nullopt;
+  const std::uint32_t code = parts[0] * 10000 + parts[1] * 100 + parts[2];
+  if (code < kNcclModelVersion / 100 * 100) return std::nullopt;
+  return code;
+}
+
+std::string nccl_version_string(std::uint32_t code) {
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
+         std::to_string(code % 100);
 }
 
 std::optional<Protocol> forced_protocol(ProtocolChoice choice) {

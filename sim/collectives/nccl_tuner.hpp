@@ -10,11 +10,15 @@
 // nChannels x bwIntra and nChannels x bwInter. Constants not in protocol.hpp: llMaxBws (87.7 GB/s
 // on one node of Ampere or Hopper; 39.0 on 2 nodes, 20.4 on more, for Intel hosts as on DGX
 // H100), the ring/tree/NVLS bandwidth ratios and refinements, netOverhead 1 us (x3 for Simple),
-// treeCorrectionFactor, the multi-node ring Simple AllReduce latency x1.4.
+// treeCorrectionFactor, the multi-node ring Simple AllReduce latency x1.4. One addition from
+// NCCL 2.23+: PAT for AllGather and ReduceScatter at one GPU per node (its latency formula and its
+// x0.75), which those versions' `auto` takes where the model says, as ZeRO's data-parallel
+// AllGathers across nodes.
 #pragma once
 
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "sim/collectives/group_shape.hpp"
@@ -36,7 +40,8 @@ struct NcclChoice {
 // AllGather, ReduceScatter) inside one domain with a reducing switch, or across domains that
 // each have one when the network reduces too (NCCL enables multi-node NVLS with CollNet only);
 // NVLS-tree (AllReduce) across domains that each have a reducing switch; CollNet (AllReduce)
-// across domains when the network reduces (SHARP).
+// across domains when the network reduces (SHARP); and, from NCCL 2.23's model, PAT (AllGather,
+// ReduceScatter) for groups of one member per domain (one GPU per node).
 bool nccl_enabled(const Operation& op, const GroupShape& group, NcclAlgorithm algorithm);
 
 // NCCL's `minCompCap >= 90` (Hopper or later), as stepsim infers it: NVLink SHARP (a reducing
@@ -72,6 +77,12 @@ std::optional<NcclChoice> nccl_choose(const Operation& op, const GroupShape& gro
 // protocol's slice as chunk size, and the protocol fixed (the choice resolved).
 PlanOptions nccl_plan_options(const PlanOptions& base, NcclAlgorithm algorithm, Protocol protocol,
                               const GroupShape& group);
+
+// An NCCL version "MAJOR.MINOR" or "MAJOR.MINOR.PATCH" (2.20 to 2.99) as NCCL codes it
+// (major x 10000 + minor x 100 + patch); nullopt otherwise, or below the model's 2.20.
+std::optional<std::uint32_t> parse_nccl_version(std::string_view text);
+// "2.23.4".
+std::string nccl_version_string(std::uint32_t code);
 
 // The forced protocol of a choice; nullopt for kAuto and kOff.
 std::optional<Protocol> forced_protocol(ProtocolChoice choice);

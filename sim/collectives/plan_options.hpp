@@ -21,6 +21,12 @@ inline constexpr std::uint32_t kMaxChannels = 1024;
 // kLL, kLL128, kSimple: that protocol, forced (`--proto`, NCCL_PROTO).
 enum class ProtocolChoice : std::uint8_t { kOff, kAuto, kLL, kLL128, kSimple };
 
+// NCCL versions as NCCL codes them (major x 10000 + minor x 100 + patch). The tuner's model is
+// 2.20.3's (nccl_tuner.hpp); from 2.23 NCCL's `auto` also has PAT (AllGather and ReduceScatter
+// at one GPU per node).
+inline constexpr std::uint32_t kNcclModelVersion = 22003;
+inline constexpr std::uint32_t kNcclPatVersion = 22300;
+
 struct PlanOptions {
   // Software and protocol overhead of one algorithm step (one send/receive round of a ring, one
   // level of a tree), added to every transfer's latency besides the route's own latency.
@@ -51,6 +57,9 @@ struct PlanOptions {
   // NCCL's chunk for the algorithm, at most 128 KiB (detail::nvls_step_bytes).
   // 0: none (closed forms). Calibrated (link_calibration.cpp).
   Bytes nvls_step_overhead = Bytes(0);
+  // The NCCL version whose choices `auto` makes (kNcclModelVersion and up; the model's costs stay
+  // 2.20.3's): from kNcclPatVersion on it offers PAT.
+  std::uint32_t nccl_version = kNcclModelVersion;
 };
 
 }  // namespace stepsim::collectives

@@ -19,6 +19,7 @@ std::optional<NcclAlgorithm> nccl_algorithm_of(std::string_view name) {
   if (name == "nvls-tree") return NcclAlgorithm::kNvlsTree;
   if (name == "collnet") return NcclAlgorithm::kCollNetDirect;
   if (name == "collnet-chain") return NcclAlgorithm::kCollNetChain;
+  if (name == "pat") return NcclAlgorithm::kPat;
   if (name == "nvls-collnet") return NcclAlgorithm::kNvls;
   return std::nullopt;
 }

@@ -9,16 +9,17 @@ namespace stepsim::collectives {
 namespace {
 
 // NVIDIA/nccl v2.20.3 src/graph/tuning.cc, in microseconds; [algorithm][protocol] in NCCL's order
-// (Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree) x (LL, LL128, Simple).
-constexpr double kBaseLatencyUs[6][3] = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0},
+// (Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT) x (LL, LL128, Simple). PAT (NCCL
+// 2.23+) has none: its latency is a formula of its own (nccl_tuner.cpp).
+constexpr double kBaseLatencyUs[7][3] = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0},
                                          {0, 0, 0},      {0, 0, 0},        {0, 0, 0}};
-constexpr double kHardwareLatencyUs[3][6][3] = {
+constexpr double kHardwareLatencyUs[3][7][3] = {
     // NVLink
-    {{.6, 1.25, 28}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 23}, {0, 0, 23}},
+    {{.6, 1.25, 28}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 23}, {0, 0, 23}, {0, 0, 0}},
     // PCI
-    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}},
+    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
     // Network
-    {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 14}},
+    {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 14}, {0, 0, 0}},
 };
 
 Time microseconds(double us) {
@@ -77,6 +78,8 @@ std::string_view to_string(NcclAlgorithm algorithm) {
       return "NVLS";
     case NcclAlgorithm::kNvlsTree:
       return "NVLSTree";
+    case NcclAlgorithm::kPat:
+      return "PAT";
   }
   return "?";
 }

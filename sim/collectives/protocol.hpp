@@ -50,7 +50,8 @@ enum class NcclAlgorithm : std::uint8_t {
   kCollNetDirect,
   kCollNetChain,
   kNvls,
-  kNvlsTree
+  kNvlsTree,
+  kPat  // NCCL 2.23+ (AllGather and ReduceScatter with one GPU per node)
 };
 std::string_view to_string(NcclAlgorithm algorithm);
 
@@ -61,8 +62,8 @@ enum class NcclHardware : std::uint8_t { kNvlink, kPci, kNet };
 Time nccl_base_latency(NcclAlgorithm algorithm, Protocol protocol);
 // tuning.cc hwLat[hardware][algorithm][protocol]: per step.
 Time nccl_hardware_latency(NcclHardware hardware, NcclAlgorithm algorithm, Protocol protocol);
-// Whether NCCL 2.20 runs the algorithm with the protocol at all (NVLS, NVLS-tree and CollNet run
-// Simple only).
+// Whether NCCL 2.20 runs the algorithm with the protocol at all (NVLS, NVLS-tree, CollNet and
+// PAT run Simple only).
 bool nccl_supports(NcclAlgorithm algorithm, Protocol protocol);
 
 }  // namespace stepsim::collectives

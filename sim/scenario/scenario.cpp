@@ -15,7 +15,7 @@ collectives::NetworkOptions parse_network_options(const config::Node* network) {
   if (network == nullptr || network->is_null()) return s;
   network->allow_keys({"algorithm", "calibration", "chunk_size", "max_chunks", "channels",
                        "step_latency", "op_latency", "ecmp", "pxn", "idle_tolerance", "protocol",
-                       "link_aliases"});
+                       "nccl", "link_aliases"});
   if (auto n = network->find("algorithm")) {
     s.algorithm = n->as_choice(collectives::builtin_algorithms().names());
   }
@@ -48,6 +48,12 @@ collectives::NetworkOptions parse_network_options(const config::Node* network) {
     const auto choice = collectives::parse_protocol_choice(n->as_string());
     if (!choice) n->fail("auto, off, LL, LL128 or Simple (NCCL's protocols)");
     s.plan.protocol = *choice;
+  }
+  if (auto n = network->find("nccl")) {
+    const auto version = collectives::parse_nccl_version(n->as_string());
+    if (!version)
+      n->fail("an NCCL version from 2.20 on, as \"2.23\" or \"2.23.4\" (from 2.23 `auto` has PAT)");
+    s.plan.nccl_version = *version;
   }
   if (auto n = network->find("link_aliases")) s.runner.link_aliases = n->as_bool();
   if (auto n = network->find("idle_tolerance"))
