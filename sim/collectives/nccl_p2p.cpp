@@ -9,13 +9,6 @@
 namespace stepsim::collectives {
 namespace {
 
-// NCCL's figure for one NVLink, per direction (topo.h SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6,
-// SM100_NVLINK_BW 40.1), and the line rate of one link that a preset's scale-up bandwidth counts:
-// 25 GB/s on NVLink3 and NVLink4, 50 GB/s on NVLink5 (Blackwell: 18 links, 900 GB/s a GPU; no
-// earlier GPU reaches 900).
-constexpr double kNvlink5GBps = 900.0;
-constexpr double kNvlinkLineGBps[2] = {25.0, 50.0};
-constexpr double kNcclNvlinkGBps[3] = {20.0, 20.6, 40.1};
 // MAXCHANNELS (device.h).
 constexpr std::uint32_t kNcclMaxChannels = 32;
 // NCCL_NCHANNELS_PER_NET_PEER.
@@ -40,10 +33,9 @@ std::optional<NcclP2pModel> nccl_p2p_model(const GroupShape& group) {
   const std::uint32_t domains = group.num_domains();
   // A domain of one member has no scale-up peer to send to.
   if (per_domain && *per_domain < 2) return std::nullopt;
-  const bool hopper = nccl_hopper_or_later(group);
   const double scale_up = group.scale_up_bandwidth.gigabytes_per_second();
-  const bool nvlink5 = scale_up >= kNvlink5GBps;
-  const double links = std::max(1.0, std::round(scale_up / kNvlinkLineGBps[nvlink5 ? 1 : 0]));
+  const NvlinkGeneration generation = nvlink_generation(scale_up, nccl_hopper_or_later(group));
+  const double links = std::max(1.0, std::round(scale_up / nvlink_line_gbps(generation)));
   // 2 channels per NVLink to a peer (ncclTopoGetNchannels); NCCL's collective channels are as
   // many, at most MAXCHANNELS.
   const auto per_peer_paths = static_cast<std::uint32_t>(2 * links);
@@ -55,9 +47,7 @@ std::optional<NcclP2pModel> nccl_p2p_model(const GroupShape& group) {
       model.multi_node ? kChannelsPerNetPeer : pow2_up(std::min(model.channels, per_peer_paths));
   model.channels_per_peer = std::min(model.channels_per_peer, model.channels);
   model.chunk = Bytes(model.multi_node ? kNetChunk : kNvlChunk);
-  model.channel_bandwidth = BytesPerSecond::gigabytes(kNcclNvlinkGBps[nvlink5  ? 2
-                                                                      : hopper ? 1
-                                                                               : 0]);
+  model.channel_bandwidth = BytesPerSecond::gigabytes(nccl_nvlink_gbps(generation));
   return model;
 }
 

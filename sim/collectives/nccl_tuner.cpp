@@ -34,11 +34,6 @@ constexpr double kPatBusFactor = 0.75;
 constexpr double kPerChannelRingLL128[2] = {20.0, 36.7};
 constexpr double kPerChannelTree[2][3] = {{24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
 constexpr double kPerChannelTreeLL128[2][3] = {{20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
-// What NCCL counts one NVLink as (src/graph/topo.h: SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6 GB/s)
-// over its line rate per direction (25 GB/s on NVLink3 and NVLink4): NCCL's graph search builds
-// its rings and trees on these figures, so its nChannels x bwIntra on one DGX A100 is 12 x 20 =
-// 240 GB/s, not 300.
-constexpr double kNcclNvlinkFraction[2] = {20.0 / 25.0, 20.6 / 25.0};
 
 int log2i(std::int64_t x) {
   return x <= 0 ? -1 : std::bit_width(static_cast<std::uint64_t>(x)) - 1;
@@ -54,7 +49,9 @@ struct Shape {
   // scale-up switch: NVLink SHARP (a reducing NVSwitch) came with Hopper's third-generation
   // NVSwitch, so a group whose domains all have one runs on Hopper or later.
   bool hopper;
-  // NCCL's own figure for the scale-up bandwidth (kNcclNvlinkFraction of `intra`), GB/s.
+  // NCCL's own figure for the scale-up bandwidth, GB/s: `intra` x NCCL's NVLink figure over the
+  // link's line rate (nccl_nvlink_gbps: NCCL's graph search builds its rings and trees on it, so
+  // its nChannels x bwIntra on one DGX A100 is 12 x 20 = 240 GB/s, not 300).
   double nccl_intra;
 };
 
@@ -68,8 +65,9 @@ Shape shape_of(const GroupShape& group) {
   if (s.intra <= 0) s.intra = s.node_net > 0 ? s.node_net : 1.0;
   if (s.node_net <= 0) s.node_net = s.intra;
   s.hopper = nccl_hopper_or_later(group);
+  const NvlinkGeneration generation = nvlink_generation(s.intra, s.hopper);
   s.nccl_intra = group.scale_up_bandwidth.value() > 0
-                     ? s.intra * kNcclNvlinkFraction[s.hopper ? 1 : 0]
+                     ? s.intra * nccl_nvlink_gbps(generation) / nvlink_line_gbps(generation)
                      : s.intra;
   return s;
 }

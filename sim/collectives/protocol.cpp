@@ -84,6 +84,20 @@ std::string_view to_string(NcclAlgorithm algorithm) {
   return "?";
 }
 
+NvlinkGeneration nvlink_generation(double scale_up_gbps, bool hopper_or_later) {
+  if (scale_up_gbps >= 900.0) return NvlinkGeneration::kNvlink5;
+  return hopper_or_later ? NvlinkGeneration::kNvlink4 : NvlinkGeneration::kNvlink3;
+}
+
+double nccl_nvlink_gbps(NvlinkGeneration generation) {
+  constexpr double kGBps[3] = {20.0, 20.6, 40.1};
+  return kGBps[static_cast<int>(generation)];
+}
+
+double nvlink_line_gbps(NvlinkGeneration generation) {
+  return generation == NvlinkGeneration::kNvlink5 ? 50.0 : 25.0;
+}
+
 Time nccl_base_latency(NcclAlgorithm algorithm, Protocol protocol) {
   return microseconds(kBaseLatencyUs[static_cast<int>(algorithm)][static_cast<int>(protocol)]);
 }

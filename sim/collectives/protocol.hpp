@@ -62,6 +62,19 @@ enum class NcclHardware : std::uint8_t { kNvlink, kPci, kNet };
 Time nccl_base_latency(NcclAlgorithm algorithm, Protocol protocol);
 // tuning.cc hwLat[hardware][algorithm][protocol]: per step.
 Time nccl_hardware_latency(NcclHardware hardware, NcclAlgorithm algorithm, Protocol protocol);
+// NVLink generations as NCCL's topology counts them.
+enum class NvlinkGeneration : std::uint8_t { kNvlink3, kNvlink4, kNvlink5 };
+// The generation of a member's scale-up links: NVLink5 from 900 GB/s a GPU (18 links of 50 GB/s;
+// no earlier GPU reaches it), else NVLink4 where the group is Hopper or later (a reducing NVSwitch,
+// nccl_hopper_or_later), else NVLink3.
+NvlinkGeneration nvlink_generation(double scale_up_gbps, bool hopper_or_later);
+// NCCL's figure for one NVLink, per direction, GB/s (src/graph/topo.h SM80_NVLINK_BW 20.0,
+// SM90_NVLINK_BW 20.6, SM100_NVLINK_BW 40.1): NCCL builds its rings, trees and p2p channels on it.
+double nccl_nvlink_gbps(NvlinkGeneration generation);
+// The line rate of one such link per direction, GB/s, as a preset's scale-up bandwidth counts
+// links: 25 (NVLink3, NVLink4), 50 (NVLink5).
+double nvlink_line_gbps(NvlinkGeneration generation);
+
 // Whether NCCL 2.20 runs the algorithm with the protocol at all (NVLS, NVLS-tree, CollNet and
 // PAT run Simple only).
 bool nccl_supports(NcclAlgorithm algorithm, Protocol protocol);
