@@ -9,6 +9,7 @@
 #include <string>
 
 #include "sim/cli/command.hpp"
+#include "sim/collectives/nccl_tuner.hpp"
 #include "sim/run/step_report.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "workloads/memory_model.hpp"
@@ -25,36 +26,39 @@ Command add_check_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("check", "Validate a scenario file without running it");
   sub->add_option("scenario", options->file, "Scenario YAML file")->required();
   add_override_option(*sub, options->overrides);
-  return {
-      sub, [options](Context& ctx) {
-        const Scenario scenario = load_scenario(options->file, options->overrides);
-        ctx.out << fmt::format("{}: valid scenario '{}'", options->file, scenario.name);
-        ctx.out << fmt::format(" ({} file{} read)\n", scenario.document.files().size(),
-                               scenario.document.files().size() == 1 ? "" : "s");
-        const auto& spec = scenario.workload;
-        const auto params = workloads::count_parameters(spec.model);
-        ctx.out << fmt::format("  topology  {} ({} accelerators)\n", scenario.topology_spec,
-                               scenario.topology.accelerators().size());
-        ctx.out << fmt::format("  model     {}, {:.1f}B parameters ({:.1f}B active per token)\n",
-                               spec.model.name, params.total * 1e-9, params.active * 1e-9);
-        ctx.out << fmt::format("  layout    {}, {} ranks\n", layout_text(spec),
-                               spec.parallel.world_size());
-        ctx.out << fmt::format(
-            "  batch     {} sequences of {} tokens per step; {} micro-batches of {} per "
-            "data-parallel replica\n",
-            spec.training.global_batch, spec.training.seq_len, spec.micro_batches(),
-            spec.training.micro_batch);
-        const collectives::NetworkOptions& net = scenario.network;
-        ctx.out << fmt::format("  network   collectives {}, {} links, ECMP {}, PXN {}, {}\n\n",
-                               net.algorithm, net.calibrated ? "calibrated" : "line-rate",
-                               topology::to_string(net.runner.ecmp), net.plan.pxn ? "on" : "off",
-                               net.idle_tolerance > 0
-                                   ? fmt::format("idle tolerance {:g}% (approximate max-min)",
-                                                 100 * net.idle_tolerance)
-                                   : std::string("exact max-min"));
-        print_memory(ctx.out, workloads::estimate_memory(spec));
-        return 0;
-      }};
+  return {sub, [options](Context& ctx) {
+            const Scenario scenario = load_scenario(options->file, options->overrides);
+            ctx.out << fmt::format("{}: valid scenario '{}'", options->file, scenario.name);
+            ctx.out << fmt::format(" ({} file{} read)\n", scenario.document.files().size(),
+                                   scenario.document.files().size() == 1 ? "" : "s");
+            const auto& spec = scenario.workload;
+            const auto params = workloads::count_parameters(spec.model);
+            ctx.out << fmt::format("  topology  {} ({} accelerators)\n", scenario.topology_spec,
+                                   scenario.topology.accelerators().size());
+            ctx.out << fmt::format(
+                "  model     {}, {:.1f}B parameters ({:.1f}B active per token)\n", spec.model.name,
+                params.total * 1e-9, params.active * 1e-9);
+            ctx.out << fmt::format("  layout    {}, {} ranks\n", layout_text(spec),
+                                   spec.parallel.world_size());
+            ctx.out << fmt::format(
+                "  batch     {} sequences of {} tokens per step; {} micro-batches of {} per "
+                "data-parallel replica\n",
+                spec.training.global_batch, spec.training.seq_len, spec.micro_batches(),
+                spec.training.micro_batch);
+            const collectives::NetworkOptions& net = scenario.network;
+            ctx.out << fmt::format(
+                "  network   collectives {}{}, {} links, ECMP {}, PXN {}, {}\n\n", net.algorithm,
+                net.plan.nccl_version == collectives::kNcclModelVersion
+                    ? std::string()
+                    : " as NCCL " + collectives::nccl_version_string(net.plan.nccl_version),
+                net.calibrated ? "calibrated" : "line-rate", topology::to_string(net.runner.ecmp),
+                net.plan.pxn ? "on" : "off",
+                net.idle_tolerance > 0 ? fmt::format("idle tolerance {:g}% (approximate max-min)",
+                                                     100 * net.idle_tolerance)
+                                       : std::string("exact max-min"));
+            print_memory(ctx.out, workloads::estimate_memory(spec));
+            return 0;
+          }};
 }
 
 }  // namespace stepsim::cli

@@ -71,6 +71,10 @@ TEST(Cli, CheckSaysWhatTheScenarioResolvedToAndWhetherItFits) {
   EXPECT_NE(r.out.find("collectives ring, calibrated links, ECMP hash, PXN off, idle tolerance 5%"),
             std::string::npos)
       << r.out;
+  r = run({"check", file, "-o", "network.nccl=\"2.23\""});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("collectives auto as NCCL 2.23.0, calibrated links"), std::string::npos)
+      << r.out;
   // Without pipeline or tensor parallelism the model cannot fit one 80 GB H100.
   r = run({"check", file, "-o", "parallelism.tp=1", "-o", "parallelism.pp=1", "-o",
            "parallelism.dp=1024", "-o", "parallelism.vpp=1", "-o", "parallelism.schedule=1f1b",
