@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace stepsim::collectives {
@@ -257,6 +258,12 @@ std::uint32_t CollectiveRunner::take_ceiling_link(double capacity) {
   return link;
 }
 
+double CollectiveRunner::transfer_cap(const Run& run, const Transfer& t) {
+  if (run.transfer_links.empty() || !(t.rate_ceiling.value() > 0))
+    return std::numeric_limits<double>::infinity();
+  return transfer_capacity(*run.plan, t);
+}
+
 std::uint32_t CollectiveRunner::transfer_link(Run& run, TransferId id, const Transfer& t) {
   if (run.transfer_links.empty() || !(t.rate_ceiling.value() > 0)) return NetworkLinks::kNoLink;
   const std::uint32_t link = take_ceiling_link(transfer_capacity(*run.plan, t));
@@ -322,15 +329,15 @@ void CollectiveRunner::launch(std::uint32_t slot) {
   const Transfer& t = run.plan->transfer(id);
   const CachedRoute* cached = pending.route != kNotCached ? &routes_[pending.route] : nullptr;
   auto on_done = [this, run_index, id](const engine::FlowCompletion&) { complete(run_index, id); };
-  const std::uint32_t own = transfer_link(run, id, t);
   if ((cached != nullptr && cached->shares > 0) || !pending.shares.empty()) {
+    const double cap = transfer_cap(run, t);
     if (cached != nullptr) {
       start_sprayed(run, t,
                     std::span<const engine::LinkShare>(route_shares_.data() + cached->first_share,
                                                        cached->shares),
-                    cached->latency, own, std::move(on_done));
+                    cached->latency, cap, std::move(on_done));
     } else {
-      start_sprayed(run, t, pending.shares, pending.sprayed_latency, own, std::move(on_done));
+      start_sprayed(run, t, pending.shares, pending.sprayed_latency, cap, std::move(on_done));
     }
     pending.shares.clear();
     free_pending_.push_back(slot);
@@ -356,9 +363,13 @@ void CollectiveRunner::launch(std::uint32_t slot) {
           ? links_.reduction_link[dst.value()]
           : NetworkLinks::kNoLink;
   const std::uint32_t ceiling = first.empty() ? NetworkLinks::kNoLink : ceiling_link(run, t);
+  const std::uint32_t paths = cached == nullptr ? 1 : cached->paths;
+  // The transfer's own ceiling: its flow's rate cap on one path; a private link that every part
+  // crosses when the flow splits over several (a cap would hold each part, not their sum).
+  const double cap = paths == 1 ? transfer_cap(run, t) : std::numeric_limits<double>::infinity();
+  const std::uint32_t own = paths == 1 ? NetworkLinks::kNoLink : transfer_link(run, id, t);
   const bool extend = reduction_link != NetworkLinks::kNoLink || ceiling != NetworkLinks::kNoLink ||
                       own != NetworkLinks::kNoLink;
-  const std::uint32_t paths = cached == nullptr ? 1 : cached->paths;
   if (extend && extended_.size() < paths) extended_.resize(paths);
   auto path = [&](std::uint32_t p) -> std::span<const engine::LinkId> {
     const std::span<const engine::LinkId> links =
@@ -371,7 +382,10 @@ void CollectiveRunner::launch(std::uint32_t slot) {
     if (own != NetworkLinks::kNoLink) extended_[p].push_back(engine::LinkId{own});
     return extended_[p];
   };
-  if (paths == 1) {
+  if (paths == 1 && std::isfinite(cap)) {
+    network_.start_flow(src.value(), dst.value(), bytes, path(0), BytesPerSecond(cap),
+                        std::move(on_done));
+  } else if (paths == 1) {
     network_.start_flow(src.value(), dst.value(), bytes, path(0), std::move(on_done));
   } else {
     weighted_.clear();
@@ -385,7 +399,7 @@ void CollectiveRunner::launch(std::uint32_t slot) {
 
 void CollectiveRunner::start_sprayed(Run& run, const Transfer& t,
                                      std::span<const engine::LinkShare> shares, Time latency,
-                                     std::uint32_t transfer_link, engine::FlowCallback on_done) {
+                                     double rate_cap, engine::FlowCallback on_done) {
   const topology::NodeId src = node_of(run, t.src), dst = node_of(run, t.dst);
   Bytes bytes = wire_bytes(*run.plan, t);
   if (t.src.is_switch() || t.dst.is_switch()) {
@@ -404,17 +418,20 @@ void CollectiveRunner::start_sprayed(Run& run, const Transfer& t,
           ? links_.reduction_link[dst.value()]
           : NetworkLinks::kNoLink;
   const std::uint32_t ceiling = shares.empty() ? NetworkLinks::kNoLink : ceiling_link(run, t);
-  if (reduction_link != NetworkLinks::kNoLink || ceiling != NetworkLinks::kNoLink ||
-      transfer_link != NetworkLinks::kNoLink) {
+  if (reduction_link != NetworkLinks::kNoLink || ceiling != NetworkLinks::kNoLink) {
     shares_scratch_.assign(shares.begin(), shares.end());
     if (reduction_link != NetworkLinks::kNoLink)
       shares_scratch_.push_back({engine::LinkId{reduction_link}, 1.0});
     if (ceiling != NetworkLinks::kNoLink) shares_scratch_.push_back({engine::LinkId{ceiling}, 1.0});
-    if (transfer_link != NetworkLinks::kNoLink)
-      shares_scratch_.push_back({engine::LinkId{transfer_link}, 1.0});
     shares = shares_scratch_;
   }
-  network_.start_sprayed_flow(src.value(), dst.value(), bytes, shares, latency, std::move(on_done));
+  if (std::isfinite(rate_cap)) {
+    network_.start_sprayed_flow(src.value(), dst.value(), bytes, shares, latency,
+                                BytesPerSecond(rate_cap), std::move(on_done));
+  } else {
+    network_.start_sprayed_flow(src.value(), dst.value(), bytes, shares, latency,
+                                std::move(on_done));
+  }
 }
 
 void CollectiveRunner::complete(std::uint32_t run_index, TransferId id) {

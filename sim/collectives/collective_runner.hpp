@@ -81,8 +81,9 @@ class CollectiveRunner {
     // taken from the pool at its first send and returned when the run ends; kNoLink until then.
     std::vector<std::uint32_t> ceiling_links;
     // Per transfer, when the plan has transfer ceilings (Transfer::rate_ceiling): the link that
-    // holds it to its ceiling while it runs, taken from the pool when it starts and returned when
-    // it completes; kNoLink otherwise. Empty for plans without them.
+    // holds a transfer split over several paths to its ceiling while it runs, taken from the pool
+    // when it starts and returned when it completes; kNoLink otherwise (a transfer on one path,
+    // or sprayed, has its ceiling as its flow's rate cap). Empty for plans without them.
     std::vector<std::uint32_t> transfer_links;
   };
   // A route computed once and reused for every transfer between the same two nodes: every
@@ -122,14 +123,17 @@ class CollectiveRunner {
   // Appends the route from `src` to `dst` for `key` to the pending transfer; returns its latency.
   Time append_route(Pending& pending, topology::NodeId src, topology::NodeId dst,
                     std::uint64_t key);
+  // `rate_cap`: the transfer's ceiling in wire bytes per second (infinity: none).
   void start_sprayed(Run& run, const Transfer& t, std::span<const engine::LinkShare> shares,
-                     Time latency, std::uint32_t transfer_link, engine::FlowCallback on_done);
+                     Time latency, double rate_cap, engine::FlowCallback on_done);
   // The link holding the sends of the transfer's source to its plan's send ceiling, or
   // NetworkLinks::kNoLink (no ceiling, or a switch sends).
   std::uint32_t ceiling_link(Run& run, const Transfer& t);
   // The link holding transfer `id` to its rate ceiling (Transfer::rate_ceiling), taken now, or
   // NetworkLinks::kNoLink (none).
   std::uint32_t transfer_link(Run& run, TransferId id, const Transfer& t);
+  // Transfer `t`'s rate ceiling as a flow's cap, wire bytes per second; infinity when none.
+  static double transfer_cap(const Run& run, const Transfer& t);
   // A ceiling link of `capacity` wire bytes per second from the pool (or a new one).
   std::uint32_t take_ceiling_link(double capacity);
   void release(std::uint32_t run, TransferId transfer);

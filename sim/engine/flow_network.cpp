@@ -87,10 +87,23 @@ FlowId FlowNetwork::start_flow(std::int64_t source, std::int64_t destination, By
                                std::span<const WeightedPath> paths, FlowCallback on_done) {
   return state_->start_flow(source, destination, bytes, paths, std::move(on_done));
 }
+FlowId FlowNetwork::start_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
+                               std::span<const LinkId> path, BytesPerSecond rate_cap,
+                               FlowCallback on_done) {
+  const WeightedPath one{path, 1.0};
+  return state_->start_flow(source, destination, bytes, std::span<const WeightedPath>(&one, 1),
+                            std::move(on_done), rate_cap.value());
+}
 FlowId FlowNetwork::start_sprayed_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
                                        std::span<const LinkShare> links, Time latency,
                                        FlowCallback on_done) {
   return state_->start_sprayed_flow(source, destination, bytes, links, latency, std::move(on_done));
+}
+FlowId FlowNetwork::start_sprayed_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
+                                       std::span<const LinkShare> links, Time latency,
+                                       BytesPerSecond rate_cap, FlowCallback on_done) {
+  return state_->start_sprayed_flow(source, destination, bytes, links, latency, std::move(on_done),
+                                    rate_cap.value());
 }
 
 void FlowNetwork::set_link_aliases(std::span<const LinkId> representative) {
@@ -206,9 +219,11 @@ LinkId FlowNetwork::State::add_link(BytesPerSecond bandwidth, Time latency) {
 }
 
 FlowId FlowNetwork::State::start_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
-                                      std::span<const WeightedPath> paths, FlowCallback on_done) {
+                                      std::span<const WeightedPath> paths, FlowCallback on_done,
+                                      double rate_cap) {
   if (paths.empty()) throw std::invalid_argument("FlowNetwork::start_flow: no path given");
   if (bytes < Bytes(0)) throw std::invalid_argument("FlowNetwork::start_flow: negative size");
+  check_cap(rate_cap);
   double total_weight = 0.0;
   for (const WeightedPath& p : paths) {
     if (!(p.weight > 0.0) || !std::isfinite(p.weight)) {
@@ -236,7 +251,7 @@ FlowId FlowNetwork::State::start_flow(std::int64_t source, std::int64_t destinat
     const double part_bytes =
         paths.size() == 1 ? bytes.as_double() : bytes.as_double() * (p.weight / total_weight);
     if (part_bytes > 0.0 && !p.links.empty()) {
-      add_part(f, p.links, part_bytes);
+      add_part(f, p.links, part_bytes, {}, Time::zero(), rate_cap);
     } else {
       Time latency = Time::zero();
       for (const LinkId l : p.links)
@@ -249,19 +264,26 @@ FlowId FlowNetwork::State::start_flow(std::int64_t source, std::int64_t destinat
 
 FlowId FlowNetwork::State::start_sprayed_flow(std::int64_t source, std::int64_t destination,
                                               Bytes bytes, std::span<const LinkShare> links,
-                                              Time latency, FlowCallback on_done) {
+                                              Time latency, FlowCallback on_done, double rate_cap) {
   if (bytes < Bytes(0)) throw std::invalid_argument("FlowNetwork::start_flow: negative size");
+  check_cap(rate_cap);
   if (latency < Time::zero())
     throw std::invalid_argument("FlowNetwork::start_sprayed_flow: negative latency");
   sort_links(links);
   if (!alias_.empty()) keep_representatives(path_scratch_, share_scratch_);
   const std::uint32_t f = start_record(source, destination, bytes, std::move(on_done));
   if (bytes > Bytes(0) && !path_scratch_.empty()) {
-    add_part(f, path_scratch_, bytes.as_double(), share_scratch_, latency);
+    add_part(f, path_scratch_, bytes.as_double(), share_scratch_, latency, rate_cap);
   } else {
     flows_[f].finish = sim_.now() + latency;
   }
   return finish_start(f);
+}
+
+void FlowNetwork::State::check_cap(double rate_cap) {
+  if (!(rate_cap > 0.0))
+    throw std::invalid_argument("FlowNetwork::start_flow: a rate cap must be positive, got " +
+                                std::to_string(rate_cap));
 }
 
 void FlowNetwork::State::sort_links(std::span<const LinkShare> links) {
@@ -416,9 +438,9 @@ std::uint32_t FlowNetwork::State::acquire_part() {
 }
 
 void FlowNetwork::State::add_part(std::uint32_t flow, std::span<const LinkId> path, double bytes,
-                                  std::span<const double> shares, Time latency) {
+                                  std::span<const double> shares, Time latency, double rate_cap) {
   const std::uint32_t p = acquire_part();
-  const std::uint32_t cls = find_or_create_class(path, shares, latency);
+  const std::uint32_t cls = find_or_create_class(path, shares, latency, rate_cap);
   FlowClass& c = tables_.classes[cls];
   ClassHot& h = tables_.hot[cls];
   const std::int64_t now_ps = sim_.now().picoseconds();
@@ -461,17 +483,19 @@ void FlowNetwork::State::add_part(std::uint32_t flow, std::span<const LinkId> pa
 // Classes.
 
 std::uint32_t FlowNetwork::State::find_or_create_class(std::span<const LinkId> path,
-                                                       std::span<const double> shares,
-                                                       Time latency) {
+                                                       std::span<const double> shares, Time latency,
+                                                       double rate_cap) {
   const bool spray = !shares.empty();
-  const std::uint64_t h = hash_path(path, shares) ^ (spray ? 0x5157a7edull : 0);
+  std::uint64_t h = hash_path(path, shares) ^ (spray ? 0x5157a7edull : 0);
+  if (rate_cap != kNoCap) h ^= std::bit_cast<std::uint64_t>(rate_cap) * 0x9e3779b97f4a7c15ull;
   std::uint32_t* const found = class_by_hash_.find(h);
   std::uint32_t head = kNone;
   if (found != nullptr) {
     head = *found;
     for (std::uint32_t c = head; c != kNone; c = tables_.classes[c].next_same_hash) {
       const std::span<const std::uint32_t> links = tables_.path(c);
-      if (FlowTables::sprayed(tables_.hot[c]) == spray && links.size() == path.size() &&
+      if (FlowTables::sprayed(tables_.hot[c]) == spray && tables_.rate_cap(c) == rate_cap &&
+          links.size() == path.size() &&
           std::equal(path.begin(), path.end(), links.begin(),
                      [](LinkId a, std::uint32_t b) { return a.value() == b; }) &&
           (!spray || (std::equal(shares.begin(), shares.end(), tables_.classes[c].shares.begin()) &&
@@ -480,7 +504,7 @@ std::uint32_t FlowNetwork::State::find_or_create_class(std::span<const LinkId> p
       }
     }
   }
-  const std::uint32_t cls = create_class(path, shares, latency, h, head);
+  const std::uint32_t cls = create_class(path, shares, latency, rate_cap, h, head);
   if (found != nullptr) {
     *found = cls;  // the classes may have grown, but the table did not move
   } else {
@@ -491,7 +515,8 @@ std::uint32_t FlowNetwork::State::find_or_create_class(std::span<const LinkId> p
 
 std::uint32_t FlowNetwork::State::create_class(std::span<const LinkId> path,
                                                std::span<const double> shares, Time latency,
-                                               std::uint64_t h, std::uint32_t head) {
+                                               double rate_cap, std::uint64_t h,
+                                               std::uint32_t head) {
   const bool spray = !shares.empty();
   std::uint32_t cls;
   if (!free_classes_.empty()) {
@@ -505,8 +530,13 @@ std::uint32_t FlowNetwork::State::create_class(std::span<const LinkId> path,
   }
   FlowClass& c = tables_.classes[cls];
   ClassHot& hot = tables_.hot[cls];
-  hot.path_size = static_cast<std::uint32_t>(path.size()) | (spray ? kSprayedBit : 0);
-  std::uint32_t* const links = hot.path_size <= kInlinePath ? hot.path : nullptr;
+  if (path.size() > kPathLengthMask)
+    throw std::invalid_argument("FlowNetwork: a path of " + std::to_string(path.size()) + " links");
+  const bool capped = rate_cap != kNoCap;
+  hot.path_size = static_cast<std::uint32_t>(path.size()) | (spray ? kSprayedBit : 0) |
+                  (capped ? kCappedBit : 0);
+  c.rate_cap = rate_cap;
+  std::uint32_t* const links = !spray && path.size() <= kInlinePath ? hot.path : nullptr;
   c.long_path.clear();
   c.shares.assign(shares.begin(), shares.end());
   Time path_latency = Time::zero();
@@ -952,6 +982,8 @@ double FlowNetwork::State::drained_link_bytes(std::int64_t now_ps) const {
     if (!c.in_use || h.flows == 0) continue;
     if (!(h.rate >= 0.0) || !std::isfinite(h.rate)) broken(where("bad rate in class", cls));
     if (solved && !(h.rate > 0.0)) broken(where("draining class without a rate", cls));
+    if (h.rate > tables_.rate_cap(cls) * (1.0 + 1e-9))
+      broken(where("rate above its cap in class", cls));
     if (c.targets.size() != h.flows) broken(where("flow count mismatch in class", cls));
     if (tables_.path(cls).size() != c.slot_in_link.size()) {
       broken(where("path length mismatch in class", cls));

@@ -149,6 +149,15 @@ class FlowNetwork {
   // after the other); shares must be positive and finite, else std::invalid_argument.
   FlowId start_sprayed_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
                             std::span<const LinkShare> links, Time latency, FlowCallback on_done);
+  // The same with a cap on the flow's rate, whatever its links leave it (a bound the links do not
+  // show: what one sender's thread blocks move, say): max-min fair rates with that limit, as a
+  // private link of that bandwidth on its path would give, without the link. rate_cap must be
+  // positive (infinity: none), else std::invalid_argument.
+  FlowId start_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
+                    std::span<const LinkId> path, BytesPerSecond rate_cap, FlowCallback on_done);
+  FlowId start_sprayed_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
+                            std::span<const LinkShare> links, Time latency, BytesPerSecond rate_cap,
+                            FlowCallback on_done);
 
   // Links that every flow loads alike (topology::symmetric_link_representatives):
   // representative[l] is the lowest-index link of l's group (l itself when it has none), of the

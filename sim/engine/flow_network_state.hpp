@@ -33,10 +33,13 @@ class FlowNetwork::State : private Simulator::InstantEndListener {
 
   // The FlowNetwork operations of the same names (flow_network.hpp).
   LinkId add_link(BytesPerSecond bandwidth, Time latency);
+  // `rate_cap`: bytes/s per flow (per part of a flow on several paths), infinity for none.
   FlowId start_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
-                    std::span<const WeightedPath> paths, FlowCallback on_done);
+                    std::span<const WeightedPath> paths, FlowCallback on_done,
+                    double rate_cap = detail::kNoCap);
   FlowId start_sprayed_flow(std::int64_t source, std::int64_t destination, Bytes bytes,
-                            std::span<const LinkShare> links, Time latency, FlowCallback on_done);
+                            std::span<const LinkShare> links, Time latency, FlowCallback on_done,
+                            double rate_cap = detail::kNoCap);
   BytesPerSecond current_rate(FlowId flow) const;
   void set_link_aliases(std::span<const LinkId> representative);
   // The link whose statistics and load stand for `link` (itself without aliases).
@@ -93,18 +96,20 @@ class FlowNetwork::State : private Simulator::InstantEndListener {
   std::uint32_t acquire_part();
   // The class of `path` (with `shares` and `latency` for a sprayed one; empty shares: a plain
   // path, latency from its links).
+  // A rate cap (bytes/s per flow, kNoCap for none) is part of a class's identity.
   std::uint32_t find_or_create_class(std::span<const LinkId> path,
                                      std::span<const double> shares = {},
-                                     Time latency = Time::zero());
+                                     Time latency = Time::zero(), double rate_cap = detail::kNoCap);
   // A new class of `path` in a free slot (hash `h`, chained before `head`).
   std::uint32_t create_class(std::span<const LinkId> path, std::span<const double> shares,
-                             Time latency, std::uint64_t h, std::uint32_t head);
+                             Time latency, double rate_cap, std::uint64_t h, std::uint32_t head);
   void release_class(std::uint32_t cls);
   // The class joins (leaves) the lists of the links it crosses.
   void activate_class(std::uint32_t cls);
   void deactivate_class(std::uint32_t cls);
   void add_part(std::uint32_t flow, std::span<const LinkId> path, double bytes,
-                std::span<const double> shares = {}, Time latency = Time::zero());
+                std::span<const double> shares = {}, Time latency = Time::zero(),
+                double rate_cap = detail::kNoCap);
   std::uint32_t start_record(std::int64_t source, std::int64_t destination, Bytes bytes,
                              FlowCallback on_done);
   FlowId finish_start(std::uint32_t flow);
@@ -113,6 +118,8 @@ class FlowNetwork::State : private Simulator::InstantEndListener {
   // share in path_scratch_ and share_scratch_; std::invalid_argument for an unknown link or a
   // share that is not positive and finite.
   void sort_links(std::span<const LinkShare> links);
+  // A flow's rate cap must be positive (infinity: none), else std::invalid_argument.
+  static void check_cap(double rate_cap);
   // Keeps the representatives of a sprayed flow's links (sorted, merged), checking its groups.
   void keep_representatives(std::vector<LinkId>& path, std::vector<double>& shares);
   void deliver(std::uint32_t flow);

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <utility>
 #include <vector>
@@ -40,12 +41,18 @@ inline constexpr std::size_t kInlinePath = 11;  // fills ClassHot's cache line
 // Set in ClassHot::path_size for a sprayed class: its links are in FlowClass::long_path (at any
 // length) and their shares in FlowClass::shares.
 inline constexpr std::uint32_t kSprayedBit = 0x80000000u;
+// Set in ClassHot::path_size for a class whose flows each have a rate cap of their own
+// (FlowClass::rate_cap). The low bits hold the path's length.
+inline constexpr std::uint32_t kCappedBit = 0x40000000u;
+inline constexpr std::uint32_t kPathLengthMask = 0x3fffffffu;
+// No rate cap.
+inline constexpr double kNoCap = std::numeric_limits<double>::infinity();
 
 struct alignas(64) ClassHot {
   double rate = 0.0;  // bytes/s per flow
   std::uint32_t flows = 0;
   std::uint32_t mark = 0;       // component search stamp
-  std::uint32_t path_size = 0;  // links, | kSprayedBit for a sprayed class
+  std::uint32_t path_size = 0;  // links, | kSprayedBit for a sprayed class, | kCappedBit
   // The path when it has at most kInlinePath links (else in FlowClass::long_path).
   std::uint32_t path[kInlinePath] = {};
 };
@@ -68,6 +75,9 @@ struct FlowClass {
   std::vector<std::pair<double, std::uint32_t>> targets;  // min-heap of (D target, part)
   std::uint64_t hash = 0;
   Time latency;
+  // The most bytes/s each flow of the class may take, whatever its links leave (infinity: no
+  // cap); with kCappedBit.
+  double rate_cap = std::numeric_limits<double>::infinity();
   std::uint32_t next_same_hash = kNone;
   bool dirty = false;  // listed in IncrementalMaxMin's changes
   bool in_use = false;
@@ -94,11 +104,19 @@ struct FlowTables {
   std::vector<ClassDrain> drain;  // parallel to classes
 
   static bool sprayed(const ClassHot& h) { return (h.path_size & kSprayedBit) != 0; }
-  // The class's links, from ClassHot or FlowClass::long_path.
+  static bool capped(const ClassHot& h) { return (h.path_size & kCappedBit) != 0; }
+  // A class's cap per flow: FlowClass::rate_cap, or infinity (read only for a capped class).
+  double rate_cap(std::uint32_t cls) const {
+    return capped(hot[cls]) ? classes[cls].rate_cap : std::numeric_limits<double>::infinity();
+  }
+  // The class's links, from ClassHot (a plain path of at most kInlinePath links) or
+  // FlowClass::long_path.
   std::span<const std::uint32_t> path(std::uint32_t cls) const {
     const ClassHot& h = hot[cls];
-    return h.path_size <= kInlinePath ? std::span<const std::uint32_t>(h.path, h.path_size)
-                                      : std::span<const std::uint32_t>(classes[cls].long_path);
+    const std::uint32_t length = h.path_size & kPathLengthMask;
+    return !sprayed(h) && length <= kInlinePath
+               ? std::span<const std::uint32_t>(h.path, length)
+               : std::span<const std::uint32_t>(classes[cls].long_path);
   }
   // The share of class `cls` on the i-th link of its path (1 unless sprayed).
   double share(std::uint32_t cls, std::size_t i) const {

@@ -38,6 +38,7 @@ IncrementalMaxMin::Component IncrementalMaxMin::solve(bool full_resolve) {
   double bound = instant_min_departed_rate_;
   if (!arrivals_.empty() && tables_.sprayed_flows > 0) bound = 0.0;
   for (const std::uint32_t cls : arrivals_) {
+    bound = std::min(bound, tables_.rate_cap(cls));  // (a cap is a private link's C_l / 1)
     const std::span<const std::uint32_t> links = tables_.path(cls);
     for (const std::uint32_t l : links) {
       const std::uint32_t n = tables_.link_flows[l];
@@ -81,6 +82,8 @@ void IncrementalMaxMin::start_search(bool full_resolve) {
   path_.clear();
   share_.clear();
   sprayed_ = false;  // share_ is filled from the first sprayed class on
+  cap_.clear();
+  capped_ = false;  // cap_ is filled from the first capped class on
   if (full_resolve) {
     for (std::uint32_t l = 0; l < tables_.link_capacity.size(); ++l)
       visit_link(l, true);
@@ -127,6 +130,15 @@ void IncrementalMaxMin::scan(double fixed_below) {
       c.mark = stamp_;
       comp_classes_.push_back(cls);
       flows_.push_back(c.flows);
+      if (FlowTables::capped(c)) {
+        if (!capped_) {
+          capped_ = true;
+          cap_.assign(comp_classes_.size() - 1, kNoCap);
+        }
+        cap_.push_back(tables_.classes[cls].rate_cap);
+      } else if (capped_) {
+        cap_.push_back(kNoCap);
+      }
       if (FlowTables::sprayed(c) && !sprayed_) {
         sprayed_ = true;
         share_.assign(path_.size(), 1.0);
@@ -182,7 +194,7 @@ void IncrementalMaxMin::solve_local() {
   }
   rate_.resize(nc);
   classes_solved_ += nc;
-  solver_.solve(capacity_, flows_, offsets_, path_, share_, rate_);
+  solver_.solve(capacity_, flows_, offsets_, path_, share_, cap_, rate_);
 }
 
 void IncrementalMaxMin::estimate_boundary() {

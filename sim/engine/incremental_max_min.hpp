@@ -159,6 +159,8 @@ class IncrementalMaxMin {
   std::vector<std::uint32_t> path_;
   bool sprayed_ = false;       // the component has a sprayed class: share_ is filled
   std::vector<double> share_;  // parallel to path_ when sprayed_
+  bool capped_ = false;        // the component has a capped class: cap_ is filled
+  std::vector<double> cap_;    // per component class when capped_: its rate cap (kNoCap: none)
   std::vector<double> rate_;
   std::vector<double> fixed_load_;  // per component link: load of the classes outside
   // Per component link: load (at the rates before this solve) and flows of the classes inside.

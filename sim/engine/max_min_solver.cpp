@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 namespace stepsim::engine {
 
@@ -9,18 +10,20 @@ void MaxMinSolver::solve(std::span<const double> link_capacity,
                          std::span<const std::uint32_t> class_flows,
                          std::span<const std::uint32_t> path_offsets,
                          std::span<const std::uint32_t> path_links,
-                         std::span<const double> path_weights, std::span<double> rate) {
+                         std::span<const double> path_weights, std::span<const double> class_cap,
+                         std::span<double> rate) {
   assert(path_offsets.size() == class_flows.size() + 1);
   assert(rate.size() == class_flows.size());
   assert(path_weights.empty() || path_weights.size() == path_links.size());
+  assert(class_cap.empty() || class_cap.size() == class_flows.size());
   const Problem problem{link_capacity, class_flows, path_offsets, path_links, path_weights};
   if (path_weights.empty()) {
     transpose<false>(problem);
-    place_links<false>(link_capacity.size());
+    place_links<false>(link_capacity.size(), class_cap);
     fill<false>(problem, rate);
   } else {
     transpose<true>(problem);
-    place_links<true>(link_capacity.size());
+    place_links<true>(link_capacity.size(), class_cap);
     fill<true>(problem, rate);
   }
 }
@@ -40,7 +43,7 @@ void MaxMinSolver::solve_with_bottlenecks(std::span<const double> link_capacity,
   order_ = &order;
   const Problem problem{link_capacity, class_flows, path_offsets, path_links, {}};
   transpose<false>(problem);
-  place_links<false>(link_capacity.size());
+  place_links<false>(link_capacity.size(), {});
   fill<false, true>(problem, rate);
   bottleneck_ = {};
   order_ = nullptr;
@@ -82,7 +85,7 @@ void MaxMinSolver::transpose(const Problem& problem) {
 }
 
 template <bool kWeighted>
-void MaxMinSolver::place_links(std::size_t links) {
+void MaxMinSolver::place_links(std::size_t links, std::span<const double> class_cap) {
   // A link crossed by one class only (its path lists it once) can only ever limit that class, and
   // its fair share stays capacity / flows until the class freezes: it becomes a cap on the class
   // instead of a heap entry. In sparse traffic most links are such private links, and the heap
@@ -100,6 +103,10 @@ void MaxMinSolver::place_links(std::size_t links) {
       heap_.push_unordered({share_[l], l});
     }
   }
+  // A class's own cap is a private link of that capacity per flow (kAbsent: no link froze it).
+  for (std::uint32_t c = 0; c < class_cap.size(); ++c)
+    if (class_cap[c] != std::numeric_limits<double>::infinity())
+      caps_.push_back({class_cap[c], c, kAbsent});
   heap_.make_heap();
   std::sort(caps_.begin(), caps_.end(), [](const Cap& a, const Cap& b) {
     return a.share < b.share || (a.share == b.share && a.cls < b.cls);

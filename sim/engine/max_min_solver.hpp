@@ -43,13 +43,22 @@ class MaxMinSolver {
   //  - class_flows[c] >= 1, the number of identical flows in class c;
   //  - path_offsets (size classes + 1) and path_links: class c crosses
   //    path_links[path_offsets[c] .. path_offsets[c + 1]), each path non-empty;
-  //  - path_weights: empty (every weight 1), or parallel to path_links, each > 0 and finite.
+  //  - path_weights: empty (every weight 1), or parallel to path_links, each > 0 and finite;
+  //  - class_cap: empty (no caps), or per class the most bytes/s each of its flows may take
+  //    (> 0; infinity: none), as a link only that flow crosses would allow.
   // Output: rate[c], the max-min fair rate of each flow of class c, bytes/s (size classes).
   // The scratch memory is kept between calls, so a solver reused for many problems does not
   // allocate once it has seen the largest one.
   void solve(std::span<const double> link_capacity, std::span<const std::uint32_t> class_flows,
              std::span<const std::uint32_t> path_offsets, std::span<const std::uint32_t> path_links,
-             std::span<const double> path_weights, std::span<double> rate);
+             std::span<const double> path_weights, std::span<const double> class_cap,
+             std::span<double> rate);
+  // No caps.
+  void solve(std::span<const double> link_capacity, std::span<const std::uint32_t> class_flows,
+             std::span<const std::uint32_t> path_offsets, std::span<const std::uint32_t> path_links,
+             std::span<const double> path_weights, std::span<double> rate) {
+    solve(link_capacity, class_flows, path_offsets, path_links, path_weights, {}, rate);
+  }
   // Every weight 1.
   void solve(std::span<const double> link_capacity, std::span<const std::uint32_t> class_flows,
              std::span<const std::uint32_t> path_offsets, std::span<const std::uint32_t> path_links,
@@ -113,9 +122,10 @@ class MaxMinSolver {
   // The paths transposed into link -> classes, and the per-link sums.
   template <bool kWeighted>
   void transpose(const Problem& problem);
-  // Private links become caps on their class, shared ones enter the heap.
+  // Private links become caps on their class, shared ones enter the heap; so do the classes' own
+  // caps (class_cap).
   template <bool kWeighted>
-  void place_links(std::size_t links);
+  void place_links(std::size_t links, std::span<const double> class_cap);
   // Progressive filling: freezes every class at its rate.
   // kBottlenecks: also write bottleneck_ and *order_ (solve_with_bottlenecks); a separate
   // instantiation, so that solve() runs the instructions it ran without them.

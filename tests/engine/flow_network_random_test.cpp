@@ -2,7 +2,9 @@
 // brute-force oracle, and determinism of the event sequence.
 #include <gtest/gtest.h>
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -305,6 +307,119 @@ TEST(FlowNetworkRandom, SprayedFlowsMatchWeightedBruteForceAndFullResolve) {
       ASSERT_NEAR(a, b, std::max(1.0, 1e-9 * b)) << "instance " << instance << " flow " << f;
     }
   }
+}
+
+// Caps per flow (FlowNetwork::start_flow with a rate cap): the run with native caps, incremental
+// and fully re-solved, against the same flows each on a private link of its cap's bandwidth (what
+// a cap stands for), and the rates at probes against the brute-force oracle with those links.
+enum class CapMode { kNative, kNativeFull, kPrivateLinks };
+
+std::vector<Time> run_capped(const RandomInstance& in, const std::vector<double>& cap, CapMode mode,
+                             std::vector<std::vector<double>>* probes = nullptr,
+                             std::vector<std::vector<bool>>* probe_active = nullptr) {
+  Simulator sim;
+  FlowNetwork net(sim, FlowNetworkOptions{.full_resolve = mode == CapMode::kNativeFull});
+  for (std::size_t l = 0; l < in.capacity.size(); ++l)
+    net.add_link(BytesPerSecond(in.capacity[l]), in.latency[l]);
+  std::vector<std::vector<LinkId>> path(in.flows.size());
+  for (std::size_t f = 0; f < in.flows.size(); ++f) {
+    path[f] = in.flows[f].paths[0];
+    if (mode == CapMode::kPrivateLinks && std::isfinite(cap[f]))
+      path[f].push_back(net.add_link(BytesPerSecond(cap[f]), Time::zero()));
+  }
+  std::vector<Time> finish(in.flows.size(), Time::max());
+  std::vector<FlowId> ids(in.flows.size());
+  std::vector<bool> active(in.flows.size(), false);
+  for (std::size_t f = 0; f < in.flows.size(); ++f) {
+    sim.schedule_at(in.flows[f].start, [&, f] {
+      active[f] = true;
+      auto done = [&, f](const FlowCompletion& c) {
+        finish[f] = c.finish;
+        active[f] = false;
+      };
+      ids[f] = mode == CapMode::kPrivateLinks || !std::isfinite(cap[f])
+                   ? net.start_flow(0, 0, Bytes(in.flows[f].bytes), path[f], done)
+                   : net.start_flow(0, 0, Bytes(in.flows[f].bytes), path[f], BytesPerSecond(cap[f]),
+                                    done);
+    });
+  }
+  if (probes != nullptr) {
+    for (int probe = 1; probe <= 10; ++probe) {
+      sim.run_until(Time::us(25) * probe + Time::ps(probe));
+      std::vector<double> rates;
+      for (std::size_t f = 0; f < in.flows.size(); ++f)
+        rates.push_back(active[f] ? net.current_rate(ids[f]).value() : 0.0);
+      probes->push_back(rates);
+      probe_active->push_back(active);
+      net.check_invariants();
+    }
+  }
+  sim.run();
+  net.check_invariants();
+  EXPECT_EQ(net.active_flows(), 0u);
+  return finish;
+}
+
+TEST(FlowNetworkRandom, CappedFlowsMatchPrivateLinksFullResolveAndBruteForce) {
+  std::mt19937_64 rng(5150);
+  int at_cap = 0, below_cap = 0;  // capped flows at probes: held by their cap, or by a link
+  for (int instance = 0; instance < 300; ++instance) {
+    RandomInstance in = make_instance(rng, false);
+    // One path each, no callbacks, a cap on about a third of the flows, from three values so that
+    // capped flows on one path share a class.
+    const double caps[3] = {std::uniform_real_distribution<double>(0.5e9, 30e9)(rng),
+                            std::uniform_real_distribution<double>(0.5e9, 30e9)(rng),
+                            std::uniform_real_distribution<double>(0.5e9, 30e9)(rng)};
+    std::vector<double> cap(in.flows.size(), std::numeric_limits<double>::infinity());
+    for (std::size_t f = 0; f < in.flows.size(); ++f) {
+      in.flows[f].paths.resize(1);
+      in.flows[f].after = -1;
+      in.flows[f].bytes = std::max<std::int64_t>(in.flows[f].bytes, 1);
+      if (std::uniform_int_distribution<int>(0, 2)(rng) == 0)
+        cap[f] = caps[std::uniform_int_distribution<int>(0, 2)(rng)];
+    }
+    std::vector<std::vector<double>> probes;
+    std::vector<std::vector<bool>> probe_active;
+    const auto native = run_capped(in, cap, CapMode::kNative, &probes, &probe_active);
+    const auto full = run_capped(in, cap, CapMode::kNativeFull);
+    const auto links = run_capped(in, cap, CapMode::kPrivateLinks);
+    for (std::size_t f = 0; f < in.flows.size(); ++f) {
+      const auto a = static_cast<double>(native[f].picoseconds());
+      ASSERT_NEAR(a, static_cast<double>(full[f].picoseconds()), std::max(1.0, 1e-9 * a))
+          << "instance " << instance << " flow " << f;
+      ASSERT_NEAR(a, static_cast<double>(links[f].picoseconds()), std::max(1.0, 1e-9 * a))
+          << "instance " << instance << " flow " << f;
+    }
+    // The oracle: each capped flow on a link of its own of the cap's bandwidth.
+    for (std::size_t p = 0; p < probes.size(); ++p) {
+      std::vector<double> capacity = in.capacity;
+      std::vector<std::vector<int>> paths;
+      std::vector<std::size_t> which;
+      for (std::size_t f = 0; f < in.flows.size(); ++f) {
+        if (!probe_active[p][f]) continue;
+        std::vector<int> links_of_f;
+        for (const LinkId l : in.flows[f].paths[0])
+          links_of_f.push_back(static_cast<int>(l.value()));
+        if (std::isfinite(cap[f])) {
+          links_of_f.push_back(static_cast<int>(capacity.size()));
+          capacity.push_back(cap[f]);
+        }
+        paths.push_back(links_of_f);
+        which.push_back(f);
+      }
+      const std::vector<double> expected = testing::brute_force_max_min(capacity, paths);
+      for (std::size_t k = 0; k < which.size(); ++k) {
+        ASSERT_NEAR(probes[p][which[k]], expected[k], 1e-9 * expected[k])
+            << "instance " << instance << " probe " << p;
+        ASSERT_LE(probes[p][which[k]], cap[which[k]] * (1 + 1e-12));
+        if (std::isfinite(cap[which[k]]))
+          ++(probes[p][which[k]] >= cap[which[k]] * (1 - 1e-12) ? at_cap : below_cap);
+      }
+    }
+  }
+  // Both kinds occur, often.
+  EXPECT_GT(at_cap, 1000);
+  EXPECT_GT(below_cap, 1000);
 }
 
 TEST(FlowNetworkRandom, TwoRunsProduceIdenticalEventSequences) {

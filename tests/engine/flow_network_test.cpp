@@ -74,6 +74,31 @@ TEST_F(FlowNetworkTest, UnequalFlowsOnOneLinkFinishInTurn) {
   EXPECT_EQ(at(f3), Time::ms(6));
 }
 
+TEST_F(FlowNetworkTest, ACappedFlowLeavesTheRestOfItsLinkToTheOthers) {
+  // A 100 GB/s link: two flows capped at 30 GB/s (one class: same path, same cap) and one
+  // uncapped take 30, 30 and 40 GB/s. 3 GB each: the uncapped one ends first, at 3 / 40 = 75 ms,
+  // and the capped ones stay at their cap after it (the link is no longer full): 3 / 30 = 100 ms.
+  const LinkId l = link(100 * kGBps);
+  const BytesPerSecond cap(30 * kGBps);
+  const std::vector<LinkId> path{l};
+  auto capped = [&] {
+    return net.start_flow(0, 1, Bytes(3'000'000'000), path, cap,
+                          [this](const FlowCompletion& done) { finish[done.id] = done.finish; });
+  };
+  const FlowId a = capped(), b = capped();
+  const FlowId c = start(3'000'000'000, {l});
+  sim.run_until(Time::us(1));
+  EXPECT_DOUBLE_EQ(net.current_rate(a).value(), 30 * kGBps);
+  EXPECT_DOUBLE_EQ(net.current_rate(b).value(), 30 * kGBps);
+  EXPECT_DOUBLE_EQ(net.current_rate(c).value(), 40 * kGBps);
+  sim.run();
+  EXPECT_EQ(at(c), Time::ms(75));
+  EXPECT_EQ(at(a), Time::ms(100));
+  EXPECT_EQ(at(b), Time::ms(100));
+  EXPECT_THROW(net.start_flow(0, 1, Bytes(1), path, BytesPerSecond(0.0), FlowCallback()),
+               std::invalid_argument);
+}
+
 TEST_F(FlowNetworkTest, ParkingLot) {
   // Three 1 GB/s links in a row; a 3 MB flow over all three and a 1 MB flow on each link. Max-min
   // gives every flow 0.5 GB/s (two flows per link): the short flows finish at 1e6 / 0.5e9 = 2 ms,
