@@ -88,8 +88,9 @@ struct Transfer {
   // route is the route to the relay followed by the relay's route to the destination.
   std::uint32_t relay = kNoRelay;
   // The most payload bytes per second this transfer moves, a bound its links do not show (the
-  // channels NCCL gives one point-to-point transfer, nccl_p2p.hpp); zero: none. The runner gives
-  // the transfer a private link of that capacity (x the protocol's wire factor).
+  // channels NCCL gives one point-to-point transfer, nccl_p2p.hpp); zero: none. The runner caps
+  // the transfer's flow at that rate (x the protocol's wire factor); a flow split over several
+  // paths crosses a private link of that capacity instead.
   BytesPerSecond rate_ceiling{};
 
   bool is_join() const { return src == dst; }
