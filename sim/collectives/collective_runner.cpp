@@ -265,8 +265,9 @@ double CollectiveRunner::transfer_cap(const Run& run, const Transfer& t) {
 }
 
 std::uint32_t CollectiveRunner::transfer_link(Run& run, TransferId id, const Transfer& t) {
-  if (run.transfer_links.empty() || !(t.rate_ceiling.value() > 0)) return NetworkLinks::kNoLink;
-  const std::uint32_t link = take_ceiling_link(transfer_capacity(*run.plan, t));
+  const double cap = transfer_cap(run, t);
+  if (!std::isfinite(cap)) return NetworkLinks::kNoLink;
+  const std::uint32_t link = take_ceiling_link(cap);
   run.transfer_links[id.value()] = link;
   return link;
 }
@@ -382,11 +383,10 @@ void CollectiveRunner::launch(std::uint32_t slot) {
     if (own != NetworkLinks::kNoLink) extended_[p].push_back(engine::LinkId{own});
     return extended_[p];
   };
-  if (paths == 1 && std::isfinite(cap)) {
+  if (paths == 1) {
+    // (An infinite cap is none.)
     network_.start_flow(src.value(), dst.value(), bytes, path(0), BytesPerSecond(cap),
                         std::move(on_done));
-  } else if (paths == 1) {
-    network_.start_flow(src.value(), dst.value(), bytes, path(0), std::move(on_done));
   } else {
     weighted_.clear();
     for (std::uint32_t p = 0; p < paths; ++p)
@@ -425,13 +425,8 @@ void CollectiveRunner::start_sprayed(Run& run, const Transfer& t,
     if (ceiling != NetworkLinks::kNoLink) shares_scratch_.push_back({engine::LinkId{ceiling}, 1.0});
     shares = shares_scratch_;
   }
-  if (std::isfinite(rate_cap)) {
-    network_.start_sprayed_flow(src.value(), dst.value(), bytes, shares, latency,
-                                BytesPerSecond(rate_cap), std::move(on_done));
-  } else {
-    network_.start_sprayed_flow(src.value(), dst.value(), bytes, shares, latency,
-                                std::move(on_done));
-  }
+  network_.start_sprayed_flow(src.value(), dst.value(), bytes, shares, latency,
+                              BytesPerSecond(rate_cap), std::move(on_done));
 }
 
 void CollectiveRunner::complete(std::uint32_t run_index, TransferId id) {

@@ -135,7 +135,7 @@ void IncrementalMaxMin::scan(double fixed_below) {
           capped_ = true;
           cap_.assign(comp_classes_.size() - 1, kNoCap);
         }
-        cap_.push_back(tables_.classes[cls].rate_cap);
+        cap_.push_back(tables_.rate_cap(cls));
       } else if (capped_) {
         cap_.push_back(kNoCap);
       }
