@@ -59,8 +59,10 @@ int main(int argc, char** argv) {
     fmt::print("step time       {:.6f} s (simulated)\n", report.step_time.seconds());
     fmt::print("operations      {}\ntransfers       {}\nevents          {}\n", report.operations,
                report.flows, report.events);
-    fmt::print("solves          {} (classes solved {}, boundary expansions {})\n", report.solves,
-               report.classes_solved, report.boundary_expansions);
+    fmt::print(
+        "solves          {} (classes solved {}, {} of them from twin parts; boundary "
+        "expansions {})\n",
+        report.solves, report.classes_solved, report.twin_classes, report.boundary_expansions);
     fmt::print("wall time       {:.2f} s\ncpu time        {:.2f} s\npeak RSS        {:.0f} MiB\n",
                wall, cpu, peak_rss_mib());
     fmt::print("events/s        {:.2f} M (by CPU time)\n",

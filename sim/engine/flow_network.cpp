@@ -155,6 +155,9 @@ std::uint64_t FlowNetwork::deferred_departures() const {
 std::uint64_t FlowNetwork::boundary_expansions() const {
   return state_->max_min_.boundary_expansions();
 }
+std::uint64_t FlowNetwork::twin_classes() const {
+  return state_->max_min_.twin_classes();
+}
 std::uint64_t FlowNetwork::boundary_estimates() const {
   return state_->max_min_.boundary_estimates();
 }

@@ -198,6 +198,9 @@ class FlowNetwork {
   std::uint64_t deferred_departures() const;
   // Solves repeated because a link with spare capacity filled up and joined the component.
   std::uint64_t boundary_expansions() const;
+  // Classes of the solves whose rates were those of a twin part, copied rather than solved
+  // (twin_parts.hpp).
+  std::uint64_t twin_classes() const;
   // Boundary links whose outside load a solve bounded instead of summing it (exact max-min all
   // the same; incremental_max_min.hpp), and those of them that came near saturation and were
   // summed after all.

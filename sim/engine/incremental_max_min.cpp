@@ -55,6 +55,7 @@ IncrementalMaxMin::Component IncrementalMaxMin::solve(bool full_resolve) {
   ++solves_;
   // (A full re-solve has no boundary links.)
   estimate_ = allow_estimates_ && !full_resolve;
+  full_resolve_ = full_resolve;
   start_search(full_resolve);
   for (;;) {
     scan(fixed_below);
@@ -194,7 +195,11 @@ void IncrementalMaxMin::solve_local() {
   }
   rate_.resize(nc);
   classes_solved_ += nc;
-  solver_.solve(capacity_, flows_, offsets_, path_, share_, cap_, rate_);
+  if (full_resolve_) {
+    solver_.solve(capacity_, flows_, offsets_, path_, share_, cap_, rate_);
+  } else {
+    twins_.solve(solver_, capacity_, flows_, offsets_, path_, share_, cap_, rate_);
+  }
 }
 
 void IncrementalMaxMin::estimate_boundary() {

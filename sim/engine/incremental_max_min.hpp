@@ -39,6 +39,7 @@
 
 #include "sim/engine/flow_tables.hpp"
 #include "sim/engine/max_min_solver.hpp"
+#include "sim/engine/twin_parts.hpp"
 
 namespace stepsim::engine::detail {
 
@@ -113,6 +114,8 @@ class IncrementalMaxMin {
   std::uint64_t solves() const { return solves_; }
   std::uint64_t classes_solved() const { return classes_solved_; }
   std::uint64_t boundary_expansions() const { return boundary_expansions_; }
+  // Classes whose rates a twin part gave (twin_parts.hpp).
+  std::uint64_t twin_classes() const { return twins_.twin_classes(); }
   // Boundary links that took part with the bound on their outside load, and those of them that
   // came near saturation and were summed exactly after all.
   std::uint64_t boundary_estimates() const { return boundary_estimates_; }
@@ -170,6 +173,9 @@ class IncrementalMaxMin {
   std::vector<double> load_;
   std::vector<std::uint32_t> count_;
   MaxMinSolver solver_;
+  // Solves the component once per distinct part; not in the full re-solve, which checks it.
+  TwinParts twins_;
+  bool full_resolve_ = false;
 
   std::uint64_t solves_ = 0;
   std::uint64_t classes_solved_ = 0;

@@ -150,6 +150,7 @@ StepReport make_step_report(const Scenario& scenario, const workloads::Workload&
   r.solves = executor.network().solves();
   r.classes_solved = executor.network().classes_solved();
   r.boundary_expansions = executor.network().boundary_expansions();
+  r.twin_classes = executor.network().twin_classes();
   r.resolved_scenario = to_json(scenario.document.root());
   return r;
 }

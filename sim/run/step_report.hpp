@@ -64,10 +64,12 @@ struct StepReport {
   std::uint64_t flows = 0;
   std::uint64_t events = 0;
   // Work of the flow network (for benchmarks; not in the summary or the JSON report): max-min
-  // solves, classes they covered, and solves repeated for a boundary link that filled up.
+  // solves, classes they covered, and solves repeated for a boundary link that filled up; of the
+  // classes covered, those whose rates came from a twin part (sim/engine/twin_parts.hpp).
   std::uint64_t solves = 0;
   std::uint64_t classes_solved = 0;
   std::uint64_t boundary_expansions = 0;
+  std::uint64_t twin_classes = 0;
   nlohmann::ordered_json resolved_scenario;
 };
 

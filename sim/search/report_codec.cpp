@@ -74,6 +74,7 @@ std::string encode_report(const StepReport& r) {
   w.raw(r.solves);
   w.raw(r.classes_solved);
   w.raw(r.boundary_expansions);
+  w.raw(r.twin_classes);
   const std::vector<std::uint8_t> cbor = nlohmann::ordered_json::to_cbor(r.resolved_scenario);
   w.text(std::string_view(reinterpret_cast<const char*>(cbor.data()), cbor.size()));
   return w.take();
@@ -144,6 +145,7 @@ StepReport decode_report(std::string_view bytes) {
   r.solves = in.raw<std::uint64_t>();
   r.classes_solved = in.raw<std::uint64_t>();
   r.boundary_expansions = in.raw<std::uint64_t>();
+  r.twin_classes = in.raw<std::uint64_t>();
   const std::string cbor = in.text();
   in.finish();
   r.resolved_scenario = nlohmann::ordered_json::from_cbor(cbor.begin(), cbor.end());

@@ -1,0 +1,84 @@
+// Internal to the flow network: a max-min problem solved once per distinct connected part.
+//
+// The replicas of a training step do the same thing at the same instant: at the end of an
+// expert-parallel all-to-all, the eight GPUs of every node in every pipeline stage forward their
+// tokens over NVLink in the same pattern, with the same sizes, and their flows finish together.
+// The incremental solve then hands the solver one component that is many disconnected parts (40
+// on the 384-GPU DeepSeek-V3 example), most of them equal: the same capacities, flows, caps and
+// weights on paths of the same shape. Progressive filling on disconnected parts is filling on
+// each, so the rates of one part are those of any part equal to it.
+//
+// Parts. Two classes are in one part when their paths share a link (union-find over the paths). A
+// part is its links in increasing (local) index and its classes in increasing index; two parts
+// are twins when, listed so, they have the same number of links and classes, the same link
+// capacities and the same classes: flows, cap, path length, and path links and weights position
+// for position (links named by their rank in the part). Every value is compared bit for bit.
+//
+// Exactness. The problem solved is the union of one part of each twin set (the first, by index),
+// its links and classes in their order in the whole problem, so the solver breaks its ties
+// (links by index, caps by class) between them as it would have in the whole problem. A twin
+// takes the rates of its first part class by class. Progressive filling runs each part's shares
+// in increasing order, and a twin's shares are the same numbers at the same points of its own
+// filling, so the level it reaches when it freezes a class is the same: the rates are those of
+// the whole problem's solve, bit for bit (tests/engine/twin_parts_test.cpp checks this on random
+// problems, and every golden summary stays byte for byte).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/engine/max_min_solver.hpp"
+
+namespace stepsim::engine::detail {
+
+class TwinParts {
+ public:
+  // As MaxMinSolver::solve (its inputs, local indices), with `solver` doing the filling.
+  void solve(MaxMinSolver& solver, std::span<const double> link_capacity,
+             std::span<const std::uint32_t> class_flows,
+             std::span<const std::uint32_t> path_offsets, std::span<const std::uint32_t> path_links,
+             std::span<const double> path_weights, std::span<const double> class_cap,
+             std::span<double> rate);
+
+  // Work measures: classes whose rates were copied from a twin part (not solved).
+  std::uint64_t twin_classes() const { return twin_classes_; }
+
+ private:
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+  struct Input {
+    std::span<const double> capacity;
+    std::span<const std::uint32_t> flows;
+    std::span<const std::uint32_t> offsets;
+    std::span<const std::uint32_t> links;
+    std::span<const double> weights;
+    std::span<const double> cap;
+  };
+  std::uint32_t find(std::uint32_t l);
+  // Splits the problem into parts; the number of parts.
+  std::uint32_t split(const Input& in);
+  std::uint64_t hash(const Input& in, std::uint32_t part) const;
+  bool equal(const Input& in, std::uint32_t a, std::uint32_t b) const;
+
+  std::vector<std::uint32_t> parent_;        // per link: union-find
+  std::vector<std::uint32_t> part_of_link_;  // per link: its part
+  std::vector<std::uint32_t> rank_;          // per link: its position among its part's links
+  std::vector<std::uint32_t> link_offsets_;  // per part: its links, in link_order_
+  std::vector<std::uint32_t> link_order_;
+  std::vector<std::uint32_t> class_offsets_;  // per part: its classes, in class_order_
+  std::vector<std::uint32_t> class_order_;
+  std::vector<std::uint32_t> first_;  // per part: the first part of its twin set (itself if none)
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> by_hash_;
+  // The problem of the first parts, and its rates.
+  std::vector<std::uint32_t> reduced_link_;  // per link of a first part: its index there
+  std::vector<double> r_capacity_;
+  std::vector<std::uint32_t> r_flows_;
+  std::vector<std::uint32_t> r_offsets_;
+  std::vector<std::uint32_t> r_links_;
+  std::vector<double> r_weights_;
+  std::vector<double> r_cap_;
+  std::vector<double> r_rate_;
+  std::uint64_t twin_classes_ = 0;
+};
+
+}  // namespace stepsim::engine::detail

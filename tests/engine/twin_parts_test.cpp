@@ -1,0 +1,231 @@
+// TwinParts (sim/engine/twin_parts.hpp): a max-min problem solved once per distinct connected
+// part gives the rates of the whole problem's solve, bit for bit.
+#include "sim/engine/twin_parts.hpp"
+
+#include <gtest/gtest.h>
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "sim/engine/max_min_solver.hpp"
+#include "tests/engine/brute_force_max_min.hpp"
+
+namespace stepsim::engine::detail {
+namespace {
+
+struct Problem {
+  std::vector<double> capacity;
+  std::vector<std::uint32_t> flows;
+  std::vector<std::uint32_t> offsets{0};
+  std::vector<std::uint32_t> links;
+  std::vector<double> weights;  // empty or parallel to links
+  std::vector<double> cap;      // empty or per class
+};
+
+// A random connected-or-not part: `links` links, `classes` classes on 1-3 of them.
+Problem random_part(std::mt19937_64& rng, bool weighted, bool capped) {
+  std::uniform_int_distribution<std::uint32_t> n_links(1, 6), n_classes(1, 8), flows(1, 5),
+      length(1, 3);
+  // Capacities from a few values so that shares tie, as in symmetric traffic.
+  const double capacities[] = {100e9, 160e9, 40.8e9, 50e9};
+  std::uniform_int_distribution<int> pick(0, 3);
+  std::uniform_real_distribution<double> weight(0.25, 1.0), cap(5e9, 60e9);
+  std::bernoulli_distribution uncapped(0.6);
+  Problem p;
+  const std::uint32_t nl = n_links(rng);
+  for (std::uint32_t l = 0; l < nl; ++l)
+    p.capacity.push_back(capacities[pick(rng)]);
+  const std::uint32_t nc = n_classes(rng);
+  for (std::uint32_t c = 0; c < nc; ++c) {
+    p.flows.push_back(flows(rng));
+    const std::uint32_t len = std::min(length(rng), nl);
+    std::vector<std::uint32_t> path;
+    while (path.size() < len) {
+      const std::uint32_t l = std::uniform_int_distribution<std::uint32_t>(0, nl - 1)(rng);
+      if (std::find(path.begin(), path.end(), l) == path.end()) path.push_back(l);
+    }
+    for (const std::uint32_t l : path) {
+      p.links.push_back(l);
+      if (weighted) p.weights.push_back(weight(rng));
+    }
+    p.offsets.push_back(static_cast<std::uint32_t>(p.links.size()));
+    if (capped) p.cap.push_back(uncapped(rng) ? std::numeric_limits<double>::infinity() : cap(rng));
+  }
+  return p;
+}
+
+// `copies` copies of each part, interleaved: link l of copy k of a part is placed among the links
+// of every other copy (l * copies + k), and so are the classes, so that each copy keeps the order
+// of its links and classes while the copies' indices alternate.
+Problem interleave(const std::vector<Problem>& parts, std::uint32_t copies, bool weighted,
+                   bool capped) {
+  Problem out;
+  std::uint32_t link_base = 0;
+  for (const Problem& part : parts) {
+    const auto nl = static_cast<std::uint32_t>(part.capacity.size());
+    for (std::uint32_t l = 0; l < nl; ++l)
+      for (std::uint32_t k = 0; k < copies; ++k)
+        out.capacity.push_back(part.capacity[l]);
+    for (std::uint32_t c = 0; c < part.flows.size(); ++c) {
+      for (std::uint32_t k = 0; k < copies; ++k) {
+        out.flows.push_back(part.flows[c]);
+        for (std::uint32_t i = part.offsets[c]; i < part.offsets[c + 1]; ++i) {
+          out.links.push_back(link_base + part.links[i] * copies + k);
+          if (weighted) out.weights.push_back(part.weights[i]);
+        }
+        out.offsets.push_back(static_cast<std::uint32_t>(out.links.size()));
+        if (capped) out.cap.push_back(part.cap[c]);
+      }
+    }
+    link_base += nl * copies;
+  }
+  return out;
+}
+
+std::vector<double> solve_whole(const Problem& p) {
+  std::vector<double> rate(p.flows.size());
+  MaxMinSolver solver;
+  solver.solve(p.capacity, p.flows, p.offsets, p.links, p.weights, p.cap, rate);
+  return rate;
+}
+
+std::vector<double> solve_twins(const Problem& p, TwinParts& twins) {
+  std::vector<double> rate(p.flows.size());
+  MaxMinSolver solver;
+  twins.solve(solver, p.capacity, p.flows, p.offsets, p.links, p.weights, p.cap, rate);
+  return rate;
+}
+
+TEST(TwinParts, CopiesOfAPartTakeTheWholeSolvesRatesBitForBit) {
+  std::mt19937_64 rng(20261203);
+  std::uint64_t twin_classes = 0;
+  for (int instance = 0; instance < 1000; ++instance) {
+    const bool weighted = instance % 3 == 1;
+    const bool capped = instance % 4 == 2;
+    std::vector<Problem> parts;
+    const int n_parts = 1 + instance % 4;
+    for (int i = 0; i < n_parts; ++i)
+      parts.push_back(random_part(rng, weighted, capped));
+    const std::uint32_t copies = 2 + static_cast<std::uint32_t>(instance % 5);
+    Problem p = interleave(parts, copies, weighted, capped);
+    // A part that is no one's twin: a copy of the first with one thing changed a little (a
+    // capacity or a cap by one ulp, one more flow, a weight, a path's first link).
+    if (instance % 2 == 0) {
+      Problem odd = parts[0];
+      switch (instance / 2 % 5) {
+        case 0:
+          odd.capacity[0] = std::nextafter(odd.capacity[0], 1e300);
+          break;
+        case 1:
+          ++odd.flows[0];
+          break;
+        case 2:
+          if (capped && std::isfinite(odd.cap[0])) {
+            odd.cap[0] = std::nextafter(odd.cap[0], 1e300);
+          } else {
+            odd.capacity[0] = std::nextafter(odd.capacity[0], 0.0);
+          }
+          break;
+        case 3:
+          if (weighted) {
+            odd.weights[0] = std::nextafter(odd.weights[0], 0.0);
+          } else {
+            ++odd.flows.back();
+          }
+          break;
+        default:
+          odd.links[0] = (odd.links[0] + 1) % static_cast<std::uint32_t>(odd.capacity.size());
+      }
+      const Problem extra = interleave({odd}, 1, weighted, capped);
+      const auto base = static_cast<std::uint32_t>(p.capacity.size());
+      p.capacity.insert(p.capacity.end(), extra.capacity.begin(), extra.capacity.end());
+      for (std::uint32_t c = 0; c < extra.flows.size(); ++c) {
+        p.flows.push_back(extra.flows[c]);
+        for (std::uint32_t i = extra.offsets[c]; i < extra.offsets[c + 1]; ++i) {
+          p.links.push_back(base + extra.links[i]);
+          if (weighted) p.weights.push_back(extra.weights[i]);
+        }
+        p.offsets.push_back(static_cast<std::uint32_t>(p.links.size()));
+        if (capped) p.cap.push_back(extra.cap[c]);
+      }
+    }
+    TwinParts twins;
+    const std::vector<double> whole = solve_whole(p);
+    const std::vector<double> by_parts = solve_twins(p, twins);
+    ASSERT_EQ(whole.size(), by_parts.size());
+    for (std::size_t c = 0; c < whole.size(); ++c)
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(whole[c]), std::bit_cast<std::uint64_t>(by_parts[c]))
+          << "instance " << instance << " class " << c << ": " << whole[c] << " vs " << by_parts[c];
+    // And both are max-min fair (the brute-force oracle, unweighted, uncapped problems).
+    if (!weighted && !capped && instance % 10 == 0) {
+      std::vector<std::vector<int>> flow_paths;
+      std::vector<std::size_t> first_flow;
+      for (std::size_t c = 0; c < p.flows.size(); ++c) {
+        first_flow.push_back(flow_paths.size());
+        for (std::uint32_t f = 0; f < p.flows[c]; ++f)
+          flow_paths.emplace_back(p.links.begin() + p.offsets[c],
+                                  p.links.begin() + p.offsets[c + 1]);
+      }
+      const std::vector<double> oracle =
+          engine::testing::brute_force_max_min(p.capacity, flow_paths);
+      for (std::size_t c = 0; c < whole.size(); ++c)
+        EXPECT_NEAR(by_parts[c], oracle[first_flow[c]], 1e-9 * oracle[first_flow[c]]);
+    }
+    twin_classes += twins.twin_classes();
+  }
+  // Most classes were copied, not solved (the test would pass vacuously otherwise).
+  EXPECT_GT(twin_classes, 20000u);
+}
+
+TEST(TwinParts, PartsThatDifferInOneBitAreSolvedEach) {
+  // Two copies of one link with two classes of 1 and 3 flows; the second copy's capacity is one
+  // ulp larger, so it is no twin: both are solved, each to its own capacity.
+  Problem p;
+  p.capacity = {10e9, std::nextafter(10e9, 1e300)};
+  for (int copy = 0; copy < 2; ++copy) {
+    for (const std::uint32_t flows : {1u, 3u, 1u, 1u, 1u, 1u, 1u, 1u, 1u}) {
+      p.flows.push_back(flows);
+      p.links.push_back(static_cast<std::uint32_t>(copy));
+      p.offsets.push_back(static_cast<std::uint32_t>(p.links.size()));
+    }
+  }
+  TwinParts twins;
+  const std::vector<double> rate = solve_twins(p, twins);
+  EXPECT_EQ(twins.twin_classes(), 0u);
+  EXPECT_DOUBLE_EQ(rate[0], 10e9 / 11);
+  EXPECT_EQ(rate[9], std::nextafter(10e9, 1e300) / 11);
+}
+
+TEST(TwinParts, EqualPartsShareTheirRates) {
+  // Eight copies of a parking lot (three 1 GB/s links, a long class and three short ones, 1, 3
+  // and 1 flows on links 0, 1 and 2): the long flow gets 0.25 GB/s (link 1: four flows), the short
+  // flows of links 0 and 2 get 0.75 GB/s. Seven copies' rates are copied from the first.
+  Problem p;
+  for (std::uint32_t copy = 0; copy < 8; ++copy) {
+    const std::uint32_t b = 3 * copy;
+    p.capacity.insert(p.capacity.end(), {1e9, 1e9, 1e9});
+    const std::vector<std::vector<std::uint32_t>> paths{{b, b + 1, b + 2}, {b}, {b + 1}, {b + 2}};
+    const std::uint32_t flows[] = {1, 1, 3, 1};
+    for (std::size_t c = 0; c < paths.size(); ++c) {
+      p.flows.push_back(flows[c]);
+      p.links.insert(p.links.end(), paths[c].begin(), paths[c].end());
+      p.offsets.push_back(static_cast<std::uint32_t>(p.links.size()));
+    }
+  }
+  TwinParts twins;
+  const std::vector<double> rate = solve_twins(p, twins);
+  EXPECT_EQ(twins.twin_classes(), 7u * 4u);
+  for (std::uint32_t copy = 0; copy < 8; ++copy) {
+    EXPECT_DOUBLE_EQ(rate[4 * copy + 0], 0.25e9);
+    EXPECT_DOUBLE_EQ(rate[4 * copy + 1], 0.75e9);
+    EXPECT_DOUBLE_EQ(rate[4 * copy + 2], 0.25e9);
+    EXPECT_DOUBLE_EQ(rate[4 * copy + 3], 0.75e9);
+  }
+}
+
+}  // namespace
+}  // namespace stepsim::engine::detail
