@@ -195,7 +195,9 @@ void IncrementalMaxMin::solve_local() {
   }
   rate_.resize(nc);
   classes_solved_ += nc;
-  if (full_resolve_) {
+  // Every part of the component holds a link of a changed class (the search starts there): with
+  // one changed class there is one part and no twin to look for.
+  if (full_resolve_ || changed_.size() < 2) {
     solver_.solve(capacity_, flows_, offsets_, path_, share_, cap_, rate_);
   } else {
     twins_.solve(solver_, capacity_, flows_, offsets_, path_, share_, cap_, rate_);

@@ -11,9 +11,11 @@ namespace {
 // Below this many classes a problem is solved whole: looking for twins would cost more than the
 // filling it could save.
 constexpr std::size_t kMinClasses = 16;
+// The first parts of one signature a part is compared with.
+constexpr std::size_t kCandidates = 4;
 
-// A cheap running hash (one rotate and one xor a value): parts with equal hashes are compared in
-// full, so a collision costs a comparison, never a wrong rate.
+// A cheap running hash (one rotate and one xor a value): parts with equal signatures are compared
+// in full, so a collision costs a comparison, never a wrong rate.
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   return std::rotl(h, 7) ^ v;
 }
@@ -90,23 +92,16 @@ std::uint32_t TwinParts::split(const Input& in) {
   return parts;
 }
 
-std::uint64_t TwinParts::hash(const Input& in, std::uint32_t part) const {
+std::uint64_t TwinParts::signature(const Input& in, std::uint32_t part) const {
+  // What a part's twin must share, read in a few loads: its sizes, its first link's capacity, its
+  // first class's flows and path length. Parts with one signature are compared in full.
+  const std::uint32_t c = class_order_[class_offsets_[part]];
   std::uint64_t h = mix(link_offsets_[part + 1] - link_offsets_[part],
                         class_offsets_[part + 1] - class_offsets_[part]);
-  // (Capacities and weights enter by their bits, folded to spread the exponent and mantissa.)
-  for (std::uint32_t k = link_offsets_[part]; k < link_offsets_[part + 1]; ++k)
-    h = mix(h, folded(in.capacity[link_order_[k]]));
-  for (std::uint32_t k = class_offsets_[part]; k < class_offsets_[part + 1]; ++k) {
-    const std::uint32_t c = class_order_[k];
-    h = mix(h, in.flows[c]);
-    if (!in.cap.empty()) h = mix(h, folded(in.cap[c]));
-    h = mix(h, in.offsets[c + 1] - in.offsets[c]);
-    for (std::uint32_t i = in.offsets[c]; i < in.offsets[c + 1]; ++i) {
-      h = mix(h, rank_[in.links[i]]);
-      if (!in.weights.empty()) h = mix(h, folded(in.weights[i]));
-    }
-  }
-  return h * 0x9e3779b97f4a7c15ull;  // (sorted by: the top bits should vary)
+  h = mix(h, folded(in.capacity[link_order_[link_offsets_[part]]]));
+  h = mix(h, in.flows[c]);
+  h = mix(h, in.offsets[c + 1] - in.offsets[c]);
+  return h * 0x9e3779b97f4a7c15ull;
 }
 
 bool TwinParts::equal(const Input& in, std::uint32_t a, std::uint32_t b) const {
@@ -151,32 +146,35 @@ void TwinParts::solve(MaxMinSolver& solver, std::span<const double> link_capacit
   const std::uint32_t parts = split(in);
   if (parts < 2) return whole();
 
-  // Twin sets: parts by hash, each compared in full with the first parts of its hash.
-  by_hash_.clear();
+  // Twin sets: parts by signature, each compared in full with the first parts of its signature
+  // (at most kCandidates of them: a part that matches none stays a first part, solved).
+  by_signature_.clear();
   for (std::uint32_t p = 0; p < parts; ++p) {
     if (class_offsets_[p + 1] == class_offsets_[p]) continue;  // links no class crosses
-    by_hash_.emplace_back(hash(in, p), p);
+    by_signature_.emplace_back(signature(in, p), p);
   }
-  std::sort(by_hash_.begin(), by_hash_.end());
+  std::sort(by_signature_.begin(), by_signature_.end());
   first_.resize(parts);
   for (std::uint32_t p = 0; p < parts; ++p)
     first_[p] = p;
   bool twins = false;
-  for (std::size_t g = 0; g < by_hash_.size();) {
+  for (std::size_t g = 0; g < by_signature_.size();) {
     std::size_t end = g + 1;
-    while (end < by_hash_.size() && by_hash_[end].first == by_hash_[g].first)
+    while (end < by_signature_.size() && by_signature_[end].first == by_signature_[g].first)
       ++end;
-    // (Within a hash, parts come in increasing index: the first of a twin set is its smallest.)
+    // (Within a signature, parts come in increasing index: the first of a twin set is its
+    // smallest.)
+    candidates_.assign(1, by_signature_[g].second);
     for (std::size_t i = g + 1; i < end; ++i) {
-      const std::uint32_t p = by_hash_[i].second;
-      for (std::size_t j = g; j < i; ++j) {
-        const std::uint32_t q = by_hash_[j].second;
-        if (first_[q] == q && equal(in, q, p)) {
+      const std::uint32_t p = by_signature_[i].second;
+      for (const std::uint32_t q : candidates_) {
+        if (equal(in, q, p)) {
           first_[p] = q;
           twins = true;
           break;
         }
       }
+      if (first_[p] == p && candidates_.size() < kCandidates) candidates_.push_back(p);
     }
     g = end;
   }

@@ -57,7 +57,7 @@ class TwinParts {
   std::uint32_t find(std::uint32_t l);
   // Splits the problem into parts; the number of parts.
   std::uint32_t split(const Input& in);
-  std::uint64_t hash(const Input& in, std::uint32_t part) const;
+  std::uint64_t signature(const Input& in, std::uint32_t part) const;
   bool equal(const Input& in, std::uint32_t a, std::uint32_t b) const;
 
   std::vector<std::uint32_t> parent_;        // per link: union-find
@@ -68,7 +68,8 @@ class TwinParts {
   std::vector<std::uint32_t> class_offsets_;  // per part: its classes, in class_order_
   std::vector<std::uint32_t> class_order_;
   std::vector<std::uint32_t> first_;  // per part: the first part of its twin set (itself if none)
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> by_hash_;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> by_signature_;
+  std::vector<std::uint32_t> candidates_;
   // The problem of the first parts, and its rates.
   std::vector<std::uint32_t> reduced_link_;  // per link of a first part: its index there
   std::vector<double> r_capacity_;
