@@ -126,7 +126,19 @@ class IncrementalMaxMin {
 
  private:
   void start_search(bool full_resolve);
-  void visit_link(std::uint32_t l, bool cross);
+  void visit_link(std::uint32_t l, bool cross, std::uint32_t label);
+  std::uint32_t find_label(std::uint32_t x) {
+    while (label_parent_[x] != x) {
+      label_parent_[x] = label_parent_[label_parent_[x]];
+      x = label_parent_[x];
+    }
+    return x;
+  }
+  void join_labels(std::uint32_t a, std::uint32_t b) {
+    a = find_label(a);
+    b = find_label(b);
+    if (a != b) label_parent_[std::max(a, b)] = std::min(a, b);
+  }
   // Visits the classes on the links queued to be crossed; classes below `fixed_below` stay out.
   void scan(double fixed_below);
   // Solves the component as it stands into rate_.
@@ -176,6 +188,13 @@ class IncrementalMaxMin {
   // Solves the component once per distinct part; not in the full re-solve, which checks it.
   TwinParts twins_;
   bool full_resolve_ = false;
+  // The component's parts, found by the search: each changed class's link starts a label, a link
+  // takes the label of the crossed link the search reached it from, and two labels join
+  // (union-find) when a class's path meets both. Every part holds a changed class's link.
+  std::vector<std::uint32_t> link_label_;    // per component link
+  std::vector<std::uint32_t> label_parent_;  // per label
+  std::vector<std::uint32_t> label_part_;    // per label: its part (solve_local), or none
+  std::vector<std::uint32_t> part_of_link_;  // per component link
 
   std::uint64_t solves_ = 0;
   std::uint64_t classes_solved_ = 0;

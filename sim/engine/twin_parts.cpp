@@ -38,7 +38,7 @@ std::uint32_t TwinParts::find(std::uint32_t l) {
   return l;
 }
 
-std::uint32_t TwinParts::split(const Input& in) {
+std::uint32_t TwinParts::number_parts(const Input& in) {
   const std::size_t nl = in.capacity.size();
   const std::size_t nc = in.flows.size();
   parent_.resize(nl);
@@ -64,32 +64,37 @@ std::uint32_t TwinParts::split(const Input& in) {
     const std::uint32_t root = find(l);
     part_of_link_[l] = root == l ? parts++ : part_of_link_[root];  // (root <= l: numbered)
   }
-  if (parts < 2) return parts;
+  return parts;
+}
+
+void TwinParts::list_parts(const Input& in, std::uint32_t parts) {
+  const std::size_t nl = in.capacity.size();
+  const std::size_t nc = in.flows.size();
+  const std::span<const std::uint32_t> part_of_link = part_of_;
   // Links and classes by part, each in increasing index (counting sorts).
   link_offsets_.assign(parts + 1, 0);
   for (std::uint32_t l = 0; l < nl; ++l)
-    ++link_offsets_[part_of_link_[l] + 1];
+    ++link_offsets_[part_of_link[l] + 1];
   for (std::uint32_t p = 0; p < parts; ++p)
     link_offsets_[p + 1] += link_offsets_[p];
   link_order_.resize(nl);
   rank_.resize(nl);
   class_offsets_.assign(parts + 1, 0);  // (used as fill cursors for the links first)
   for (std::uint32_t l = 0; l < nl; ++l) {
-    const std::uint32_t p = part_of_link_[l];
+    const std::uint32_t p = part_of_link[l];
     rank_[l] = class_offsets_[p]++;
     link_order_[link_offsets_[p] + rank_[l]] = l;
   }
   class_offsets_.assign(parts + 1, 0);
   for (std::size_t c = 0; c < nc; ++c)
-    ++class_offsets_[part_of_link_[in.links[in.offsets[c]]] + 1];
+    ++class_offsets_[part_of_link[in.links[in.offsets[c]]] + 1];
   for (std::uint32_t p = 0; p < parts; ++p)
     class_offsets_[p + 1] += class_offsets_[p];
   class_order_.resize(nc);
   std::vector<std::uint32_t>& cursor = reduced_link_;  // (scratch here)
   cursor.assign(class_offsets_.begin(), class_offsets_.end() - 1);
   for (std::uint32_t c = 0; c < nc; ++c)
-    class_order_[cursor[part_of_link_[in.links[in.offsets[c]]]]++] = c;
-  return parts;
+    class_order_[cursor[part_of_link[in.links[in.offsets[c]]]]++] = c;
 }
 
 std::uint64_t TwinParts::signature(const Input& in, std::uint32_t part) const {
@@ -138,13 +143,32 @@ void TwinParts::solve(MaxMinSolver& solver, std::span<const double> link_capacit
                       std::span<const double> path_weights, std::span<const double> class_cap,
                       std::span<double> rate) {
   const Input in{link_capacity, class_flows, path_offsets, path_links, path_weights, class_cap};
+  if (class_flows.size() < kMinClasses) return solve_parts(solver, in, 1, rate);
+  const std::uint32_t parts = number_parts(in);
+  part_of_ = part_of_link_;
+  solve_parts(solver, in, parts, rate);
+}
+
+void TwinParts::solve(MaxMinSolver& solver, std::span<const double> link_capacity,
+                      std::span<const std::uint32_t> class_flows,
+                      std::span<const std::uint32_t> path_offsets,
+                      std::span<const std::uint32_t> path_links,
+                      std::span<const double> path_weights, std::span<const double> class_cap,
+                      std::span<double> rate, std::span<const std::uint32_t> part_of_link,
+                      std::uint32_t parts) {
+  assert(part_of_link.size() == link_capacity.size());
+  const Input in{link_capacity, class_flows, path_offsets, path_links, path_weights, class_cap};
+  part_of_ = part_of_link;
+  solve_parts(solver, in, class_flows.size() < kMinClasses ? 1 : parts, rate);
+}
+
+void TwinParts::solve_parts(MaxMinSolver& solver, const Input& in, std::uint32_t parts,
+                            std::span<double> rate) {
   auto whole = [&] {
-    solver.solve(link_capacity, class_flows, path_offsets, path_links, path_weights, class_cap,
-                 rate);
+    solver.solve(in.capacity, in.flows, in.offsets, in.links, in.weights, in.cap, rate);
   };
-  if (class_flows.size() < kMinClasses) return whole();
-  const std::uint32_t parts = split(in);
   if (parts < 2) return whole();
+  list_parts(in, parts);
 
   // Twin sets: parts by signature, each compared in full with the first parts of its signature
   // (at most kCandidates of them: a part that matches none stays a first part, solved).
@@ -181,15 +205,15 @@ void TwinParts::solve(MaxMinSolver& solver, std::span<const double> link_capacit
   if (!twins) return whole();
 
   // The problem of the first parts, links and classes in their order in the whole problem.
-  const std::size_t nl = link_capacity.size();
-  const std::size_t nc = class_flows.size();
+  const std::size_t nl = in.capacity.size();
+  const std::size_t nc = in.flows.size();
   reduced_link_.assign(nl, kNone);
   r_capacity_.clear();
   for (std::uint32_t l = 0; l < nl; ++l) {
-    const std::uint32_t p = part_of_link_[l];
+    const std::uint32_t p = part_of_[l];
     if (first_[p] != p) continue;
     reduced_link_[l] = static_cast<std::uint32_t>(r_capacity_.size());
-    r_capacity_.push_back(link_capacity[l]);
+    r_capacity_.push_back(in.capacity[l]);
   }
   r_flows_.clear();
   r_offsets_.assign(1, 0);
@@ -197,13 +221,13 @@ void TwinParts::solve(MaxMinSolver& solver, std::span<const double> link_capacit
   r_weights_.clear();
   r_cap_.clear();
   for (std::uint32_t c = 0; c < nc; ++c) {
-    const std::uint32_t p = part_of_link_[path_links[path_offsets[c]]];
+    const std::uint32_t p = part_of_[in.links[in.offsets[c]]];
     if (first_[p] != p) continue;
-    r_flows_.push_back(class_flows[c]);
-    if (!class_cap.empty()) r_cap_.push_back(class_cap[c]);
-    for (std::uint32_t k = path_offsets[c]; k < path_offsets[c + 1]; ++k) {
-      r_links_.push_back(reduced_link_[path_links[k]]);
-      if (!path_weights.empty()) r_weights_.push_back(path_weights[k]);
+    r_flows_.push_back(in.flows[c]);
+    if (!in.cap.empty()) r_cap_.push_back(in.cap[c]);
+    for (std::uint32_t k = in.offsets[c]; k < in.offsets[c + 1]; ++k) {
+      r_links_.push_back(reduced_link_[in.links[k]]);
+      if (!in.weights.empty()) r_weights_.push_back(in.weights[k]);
     }
     r_offsets_.push_back(static_cast<std::uint32_t>(r_links_.size()));
   }
@@ -213,7 +237,7 @@ void TwinParts::solve(MaxMinSolver& solver, std::span<const double> link_capacit
   // The first parts' rates, then each twin's from its first part, class by class.
   std::size_t r = 0;
   for (std::uint32_t c = 0; c < nc; ++c) {
-    const std::uint32_t p = part_of_link_[path_links[path_offsets[c]]];
+    const std::uint32_t p = part_of_[in.links[in.offsets[c]]];
     if (first_[p] == p) rate[c] = r_rate_[r++];
   }
   assert(r == r_rate_.size());

@@ -40,6 +40,14 @@ class TwinParts {
              std::span<const std::uint32_t> path_offsets, std::span<const std::uint32_t> path_links,
              std::span<const double> path_weights, std::span<const double> class_cap,
              std::span<double> rate);
+  // The same with the parts given: part_of_link[l] for each link, numbered 0 .. parts - 1 by
+  // their smallest link, every link of a class in one part (as the union-find would find them).
+  void solve(MaxMinSolver& solver, std::span<const double> link_capacity,
+             std::span<const std::uint32_t> class_flows,
+             std::span<const std::uint32_t> path_offsets, std::span<const std::uint32_t> path_links,
+             std::span<const double> path_weights, std::span<const double> class_cap,
+             std::span<double> rate, std::span<const std::uint32_t> part_of_link,
+             std::uint32_t parts);
 
   // Work measures: classes whose rates were copied from a twin part (not solved).
   std::uint64_t twin_classes() const { return twin_classes_; }
@@ -55,13 +63,19 @@ class TwinParts {
     std::span<const double> cap;
   };
   std::uint32_t find(std::uint32_t l);
-  // Splits the problem into parts; the number of parts.
-  std::uint32_t split(const Input& in);
+  // Numbers the parts into part_of_link_ (union-find); the number of parts.
+  std::uint32_t number_parts(const Input& in);
+  // Lists each part's links and classes (part_of_ names each link's part).
+  void list_parts(const Input& in, std::uint32_t parts);
+  // Finds the twins and solves (after list_parts).
+  void solve_parts(MaxMinSolver& solver, const Input& in, std::uint32_t parts,
+                   std::span<double> rate);
   std::uint64_t signature(const Input& in, std::uint32_t part) const;
   bool equal(const Input& in, std::uint32_t a, std::uint32_t b) const;
 
   std::vector<std::uint32_t> parent_;        // per link: union-find
-  std::vector<std::uint32_t> part_of_link_;  // per link: its part
+  std::vector<std::uint32_t> part_of_link_;  // per link: its part (number_parts)
+  std::span<const std::uint32_t> part_of_;   // per link: its part (given or part_of_link_)
   std::vector<std::uint32_t> rank_;          // per link: its position among its part's links
   std::vector<std::uint32_t> link_offsets_;  // per part: its links, in link_order_
   std::vector<std::uint32_t> link_order_;

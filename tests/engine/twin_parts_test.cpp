@@ -100,6 +100,37 @@ std::vector<double> solve_twins(const Problem& p, TwinParts& twins) {
   return rate;
 }
 
+// The parts of a problem, numbered by their smallest link (a flood fill over links and classes).
+std::vector<std::uint32_t> number_parts(const Problem& p) {
+  const std::size_t nl = p.capacity.size();
+  std::vector<std::vector<std::uint32_t>> classes_on(nl);
+  for (std::uint32_t c = 0; c < p.flows.size(); ++c)
+    for (std::uint32_t k = p.offsets[c]; k < p.offsets[c + 1]; ++k)
+      classes_on[p.links[k]].push_back(c);
+  constexpr std::uint32_t kNone = 0xffffffffu;
+  std::vector<std::uint32_t> part(nl, kNone);
+  std::uint32_t parts = 0;
+  for (std::uint32_t start = 0; start < nl; ++start) {
+    if (part[start] != kNone) continue;
+    std::vector<std::uint32_t> stack{start};
+    part[start] = parts;
+    while (!stack.empty()) {
+      const std::uint32_t l = stack.back();
+      stack.pop_back();
+      for (const std::uint32_t c : classes_on[l]) {
+        for (std::uint32_t k = p.offsets[c]; k < p.offsets[c + 1]; ++k) {
+          if (part[p.links[k]] == kNone) {
+            part[p.links[k]] = parts;
+            stack.push_back(p.links[k]);
+          }
+        }
+      }
+    }
+    ++parts;
+  }
+  return part;
+}
+
 TEST(TwinParts, CopiesOfAPartTakeTheWholeSolvesRatesBitForBit) {
   std::mt19937_64 rng(20261203);
   std::uint64_t twin_classes = 0;
@@ -160,6 +191,19 @@ TEST(TwinParts, CopiesOfAPartTakeTheWholeSolvesRatesBitForBit) {
     for (std::size_t c = 0; c < whole.size(); ++c)
       ASSERT_EQ(std::bit_cast<std::uint64_t>(whole[c]), std::bit_cast<std::uint64_t>(by_parts[c]))
           << "instance " << instance << " class " << c << ": " << whole[c] << " vs " << by_parts[c];
+    // The parts given, as the incremental solve's search finds them.
+    const std::vector<std::uint32_t> part_of_link = number_parts(p);
+    const std::uint32_t part_count =
+        part_of_link.empty() ? 0 : *std::max_element(part_of_link.begin(), part_of_link.end()) + 1;
+    std::vector<double> given(p.flows.size());
+    MaxMinSolver solver;
+    TwinParts twins_given;
+    twins_given.solve(solver, p.capacity, p.flows, p.offsets, p.links, p.weights, p.cap, given,
+                      part_of_link, part_count);
+    for (std::size_t c = 0; c < whole.size(); ++c)
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(whole[c]), std::bit_cast<std::uint64_t>(given[c]))
+          << "instance " << instance << " class " << c << " (parts given)";
+    EXPECT_EQ(twins_given.twin_classes(), twins.twin_classes());
     // And both are max-min fair (the brute-force oracle, unweighted, uncapped problems).
     if (!weighted && !capped && instance % 10 == 0) {
       std::vector<std::vector<int>> flow_paths;
