@@ -185,6 +185,7 @@ FlowNetwork::State::State(Simulator& simulator, FlowNetworkOptions options)
   }
   // (Deferred departures take their load off the links at once, so link_unsolved is not kept.)
   max_min_.allow_estimates(options_.bound_boundary_links && options_.idle_tolerance == 0.0);
+  max_min_.allow_twin_parts(options_.twin_parts);
 }
 
 FlowNetwork::State::~State() {

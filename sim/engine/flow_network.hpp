@@ -91,6 +91,10 @@ struct FlowNetworkOptions {
   // does not fill never limits a rate); link loads equal up to rounding. Off: the sum every
   // time, kept to check against and to measure. Unused with idle_tolerance.
   bool bound_boundary_links = true;
+  // Solve each distinct part of a component once and give its twins (equal parts, bit for bit)
+  // its rates (twin_parts.hpp): the rates of the whole solve, bit for bit. Off: solve the
+  // component whole, kept to check against and to measure.
+  bool twin_parts = true;
   // Deferred re-solves, an opt-in approximation (0, the default, is exact max-min). A departure
   // leaves the rates of the remaining flows as they are while every link that was saturated at
   // the last solve keeps its idle capacity within this fraction of its bandwidth; the departure

@@ -214,7 +214,7 @@ void IncrementalMaxMin::solve_local() {
   // Every part of the component holds a link of a changed class (the search starts there): with
   // one changed class, a few parts at most and seldom twins, not looked for (BM_AllToAll's
   // departures: one component of 16k classes).
-  if (full_resolve_ || changed_.size() < 2) {
+  if (full_resolve_ || !allow_twins_ || changed_.size() < 2) {
     solver_.solve(capacity_, flows_, offsets_, path_, share_, cap_, rate_);
   } else {
     // The parts numbered by their smallest link.

@@ -58,6 +58,8 @@ class IncrementalMaxMin {
   // Whether boundary links may be estimated (above); needs FlowTables::link_unsolved kept, which
   // the flow network does without idle_tolerance.
   void allow_estimates(bool allow) { allow_estimates_ = allow; }
+  // Whether a component's twin parts are solved once (twin_parts.hpp; on by default).
+  void allow_twin_parts(bool allow) { allow_twins_ = allow; }
 
   // Records a change of class `cls` for the next solve; true when it was not yet recorded.
   bool mark_changed(std::uint32_t cls) {
@@ -167,6 +169,7 @@ class IncrementalMaxMin {
   // Per component link: a boundary link whose outside load is the bound (no limit in the solve).
   std::vector<char> estimated_;
   bool allow_estimates_ = false;
+  bool allow_twins_ = true;
   bool estimate_ = false;  // this solve estimates its boundary links
   std::vector<double> capacity_;
   std::vector<std::uint32_t> flows_;

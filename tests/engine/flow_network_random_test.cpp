@@ -72,12 +72,15 @@ struct RunResult {
   std::uint64_t boundary_estimates = 0;
   std::uint64_t boundary_estimates_refused = 0;
   std::uint64_t kept_at_arrivals = 0;
+  std::uint64_t twin_classes = 0;
 };
 
-RunResult run_instance(const RandomInstance& in, bool full_resolve, bool bound_boundary = true) {
+RunResult run_instance(const RandomInstance& in, bool full_resolve, bool bound_boundary = true,
+                       bool twin_parts = true) {
   Simulator sim;
   FlowNetwork net(sim, FlowNetworkOptions{.full_resolve = full_resolve,
-                                          .bound_boundary_links = bound_boundary});
+                                          .bound_boundary_links = bound_boundary,
+                                          .twin_parts = twin_parts});
   for (std::size_t l = 0; l < in.capacity.size(); ++l) {
     net.add_link(BytesPerSecond(in.capacity[l]), in.latency[l]);
   }
@@ -110,6 +113,7 @@ RunResult run_instance(const RandomInstance& in, bool full_resolve, bool bound_b
   EXPECT_EQ(net.active_flows(), 0u);
   result.solves = net.solves();
   result.kept_at_arrivals = net.kept_at_arrivals();
+  result.twin_classes = net.twin_classes();
   result.boundary_expansions = net.boundary_expansions();
   result.boundary_estimates = net.boundary_estimates();
   result.boundary_estimates_refused = net.boundary_estimates_refused();
@@ -173,6 +177,55 @@ TEST(FlowNetworkRandom, IncrementalSolveMatchesFullResolveOn1000Instances) {
   EXPECT_GT(expansions, 0u);
   EXPECT_GT(estimates, refused);
   EXPECT_GT(refused, 0u);
+}
+
+// `copies` copies of an instance on copies of its links, interleaved (link l of copy k is
+// l * copies + k; flow f of copy k is f * copies + k), the copies' flows started together: the
+// replicas of a training step, whose parts the solves find equal.
+RandomInstance replicate(const RandomInstance& in, std::uint32_t copies) {
+  RandomInstance out;
+  for (std::size_t l = 0; l < in.capacity.size(); ++l) {
+    for (std::uint32_t k = 0; k < copies; ++k) {
+      out.capacity.push_back(in.capacity[l]);
+      out.latency.push_back(in.latency[l]);
+    }
+  }
+  for (const RandomFlow& f : in.flows) {
+    for (std::uint32_t k = 0; k < copies; ++k) {
+      RandomFlow copy = f;
+      for (auto& path : copy.paths)
+        for (LinkId& l : path)
+          l = LinkId{l.value() * copies + k};
+      if (f.after >= 0) copy.after = f.after * static_cast<int>(copies) + static_cast<int>(k);
+      out.flows.push_back(std::move(copy));
+    }
+  }
+  return out;
+}
+
+TEST(FlowNetworkRandom, TwinPartsGiveTheCompletionTimesOfTheWholeSolve) {
+  // Replicated instances run with twin parts (each distinct part solved once, twin_parts.hpp) and
+  // without (each component solved whole): the same completion times to the picosecond, the same
+  // order, the same solves; every copy of a flow finishes when the first copy does.
+  std::mt19937_64 rng(1703);
+  std::uint64_t twin_classes = 0;
+  for (int instance = 0; instance < 300; ++instance) {
+    const std::uint32_t copies = 2 + static_cast<std::uint32_t>(instance % 4);
+    const RandomInstance in = replicate(make_instance(rng, instance % 2 == 0), copies);
+    const RunResult twins = run_instance(in, false, true, true);
+    const RunResult whole = run_instance(in, false, true, false);
+    for (std::size_t f = 0; f < in.flows.size(); ++f) {
+      ASSERT_EQ(twins.finish[f], whole.finish[f]) << "instance " << instance << " flow " << f;
+      ASSERT_EQ(twins.finish[f], twins.finish[f - f % copies])
+          << "instance " << instance << " flow " << f << ": a copy finishes apart";
+    }
+    EXPECT_EQ(twins.order, whole.order) << "instance " << instance;
+    EXPECT_EQ(twins.solves, whole.solves);
+    EXPECT_EQ(whole.twin_classes, 0u);
+    twin_classes += twins.twin_classes;
+  }
+  // The copies were found: most of the classes of the solves came from twins.
+  EXPECT_GT(twin_classes, 10000u);
 }
 
 TEST(FlowNetworkRandom, BoundedBoundaryLinksGiveTheCompletionTimesOfExactSums) {
