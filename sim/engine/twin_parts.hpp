@@ -8,11 +8,15 @@
 // weights on paths of the same shape. Progressive filling on disconnected parts is filling on
 // each, so the rates of one part are those of any part equal to it.
 //
-// Parts. Two classes are in one part when their paths share a link (union-find over the paths). A
-// part is its links in increasing (local) index and its classes in increasing index; two parts
-// are twins when, listed so, they have the same number of links and classes, the same link
-// capacities and the same classes: flows, cap, path length, and path links and weights position
-// for position (links named by their rank in the part). Every value is compared bit for bit.
+// Parts. Two classes are in one part when their paths share a link (a union-find over the paths,
+// or the parts as the caller found them: the incremental solve's search labels them). A part is
+// its links in increasing (local) index and its classes in increasing index; two parts are twins
+// when, listed so, they have the same number of links and classes, the same link capacities and
+// the same classes: flows, cap, path length, and path links and weights position for position
+// (links named by their rank in the part). Every value is compared bit for bit. Candidates are
+// the parts of one signature (sizes, first link's capacity, first class's flows and path
+// length), each compared with at most four first parts of it: a twin missed is solved, which
+// costs time, not exactness.
 //
 // Exactness. The problem solved is the union of one part of each twin set (the first, by index),
 // its links and classes in their order in the whole problem, so the solver breaks its ties
