@@ -420,6 +420,65 @@ BENCHMARK(BM_Arrivals)
     ->UseRealTime()
     ->Unit(benchmark::kSecond);
 
+// Replicas (twin parts, sim/engine/twin_parts.hpp): range(0) groups of 8 hosts, each group under
+// one leaf of the fat-tree above (two groups a leaf), each running the same uneven all-to-all
+// among its 8 hosts (56 flows of [1, 2] MiB, the sizes drawn once and given to every group), all
+// started at time 0; range(1) 1 with twin parts (the default), 0 with each component solved
+// whole. The groups share no link, and every instant ends the same flow in every group.
+void BM_ReplicatedAllToAll(benchmark::State& state) {
+  const int groups = static_cast<int>(state.range(0));
+  const bool twins = state.range(1) != 0;
+  constexpr int kGroupHosts = 8;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> factor(1.0, 2.0);
+  std::vector<double> bytes;
+  for (int f = 0; f < kGroupHosts * (kGroupHosts - 1); ++f)
+    bytes.push_back(kMiB * factor(rng));
+  double simulated_s = 0;
+  std::uint64_t classes_solved = 0, twin_classes = 0, solves = 0;
+  std::size_t unfinished = 0;
+  for (auto _ : state) {
+    Simulator sim;
+    FlowNetwork net(sim, FlowNetworkOptions{.twin_parts = twins});
+    const FatTree tree(net, 32, 16, BytesPerSecond::gigabits(400), Time::us(1));
+    std::vector<double> finish_s;
+    std::array<LinkId, 4> path{};
+    for (int g = 0; g < groups; ++g) {
+      const int first = g * kGroupHosts;
+      int f = 0;
+      for (int s = 0; s < kGroupHosts; ++s) {
+        for (int d = 0; d < kGroupHosts; ++d) {
+          if (s == d) continue;
+          const std::size_t len = tree.path(first + s, first + d, path);
+          const std::size_t index = finish_s.size();
+          finish_s.push_back(-1.0);
+          net.start_flow(first + s, first + d, Bytes(static_cast<std::int64_t>(bytes[f++])),
+                         std::span<const LinkId>(path.data(), len),
+                         [&finish_s, index](const FlowCompletion& done) {
+                           finish_s[index] = done.finish.seconds();
+                         });
+        }
+      }
+    }
+    sim.run();
+    unfinished = static_cast<std::size_t>(std::count(finish_s.begin(), finish_s.end(), -1.0));
+    simulated_s = sim.now().seconds();
+    classes_solved = net.classes_solved();
+    twin_classes = net.twin_classes();
+    solves = net.solves();
+  }
+  if (unfinished != 0) state.SkipWithError("not every flow completed");
+  state.counters["flows"] = groups * kGroupHosts * (kGroupHosts - 1);
+  state.counters["solves"] = static_cast<double>(solves);
+  state.counters["classes_solved"] = static_cast<double>(classes_solved);
+  state.counters["twin_classes"] = static_cast<double>(twin_classes);
+  state.counters["simulated_ms"] = simulated_s * 1e3;
+}
+BENCHMARK(BM_ReplicatedAllToAll)
+    ->ArgsProduct({{8, 64}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 }  // namespace
 }  // namespace stepsim::engine
 
