@@ -57,7 +57,10 @@ IncrementalMaxMin::Component IncrementalMaxMin::solve(bool full_resolve) {
   ++solves_;
   // (A full re-solve has no boundary links.)
   estimate_ = allow_estimates_ && !full_resolve;
-  full_resolve_ = full_resolve;
+  // Every part of the component holds a link of a changed class (the search starts there): with
+  // one changed class, a few parts at most and seldom twins, not looked for (BM_AllToAll's
+  // departures: one component of 16k classes); nor in the full re-solve, which checks the rest.
+  twins_ = allow_twins_ && !full_resolve && changed_.size() >= 2;
   start_search(full_resolve);
   for (;;) {
     scan(fixed_below);
@@ -127,7 +130,7 @@ void IncrementalMaxMin::visit_link(std::uint32_t l, bool cross, std::uint32_t la
 void IncrementalMaxMin::scan(double fixed_below) {
   for (std::size_t q = 0; q < scan_queue_.size(); ++q) {
     const std::uint32_t j = link_local_[scan_queue_[q]];
-    const std::uint32_t label = find_label(link_label_[j]);
+    const std::uint32_t label = twins_ ? find_label(link_label_[j]) : 0;
     const std::vector<std::uint32_t>& on_link = tables_.link_classes[scan_queue_[q]];
     const std::vector<double>& shares_on_link = tables_.link_shares[scan_queue_[q]];
     for (std::size_t k = 0; k < on_link.size(); ++k) {
@@ -164,7 +167,7 @@ void IncrementalMaxMin::scan(double fixed_below) {
         // (Most links are met again; the saturation test is only for the first meeting.)
         if (link_mark_[l] != stamp_) {
           visit_link(l, saturated(tables_.link_load[l], tables_.link_capacity[l]), label);
-        } else if (link_label_[link_local_[l]] != label) {
+        } else if (twins_ && link_label_[link_local_[l]] != label) {
           join_labels(label, link_label_[link_local_[l]]);
         }
         const std::uint32_t local = link_local_[l];
@@ -211,11 +214,9 @@ void IncrementalMaxMin::solve_local() {
   }
   rate_.resize(nc);
   classes_solved_ += nc;
-  // Every part of the component holds a link of a changed class (the search starts there): with
-  // one changed class, a few parts at most and seldom twins, not looked for (BM_AllToAll's
-  // departures: one component of 16k classes).
-  if (full_resolve_ || !allow_twins_ || changed_.size() < 2) {
-    solver_.solve(capacity_, flows_, offsets_, path_, share_, cap_, rate_);
+  const MaxMinProblem problem{capacity_, flows_, offsets_, path_, share_, cap_};
+  if (!twins_) {
+    solver_.solve(problem, rate_);
   } else {
     // The parts numbered by their smallest link.
     label_part_.assign(label_parent_.size(), kNoPart);
@@ -226,8 +227,7 @@ void IncrementalMaxMin::solve_local() {
       if (part == kNoPart) part = parts++;
       part_of_link_[j] = part;
     }
-    twins_.solve(solver_, capacity_, flows_, offsets_, path_, share_, cap_, rate_, part_of_link_,
-                 parts);
+    twin_parts_.solve(solver_, problem, rate_, part_of_link_, parts);
   }
 }
 

@@ -117,7 +117,7 @@ class IncrementalMaxMin {
   std::uint64_t classes_solved() const { return classes_solved_; }
   std::uint64_t boundary_expansions() const { return boundary_expansions_; }
   // Classes whose rates a twin part gave (twin_parts.hpp).
-  std::uint64_t twin_classes() const { return twins_.twin_classes(); }
+  std::uint64_t twin_classes() const { return twin_parts_.twin_classes(); }
   // Boundary links that took part with the bound on their outside load, and those of them that
   // came near saturation and were summed exactly after all.
   std::uint64_t boundary_estimates() const { return boundary_estimates_; }
@@ -188,9 +188,10 @@ class IncrementalMaxMin {
   std::vector<double> load_;
   std::vector<std::uint32_t> count_;
   MaxMinSolver solver_;
-  // Solves the component once per distinct part; not in the full re-solve, which checks it.
-  TwinParts twins_;
-  bool full_resolve_ = false;
+  // Solves the component once per distinct part (twin_parts.hpp); twins_: this solve looks for
+  // them (the search labels the parts only then).
+  TwinParts twin_parts_;
+  bool twins_ = false;
   // The component's parts, found by the search: each changed class's link starts a label, a link
   // takes the label of the crossed link the search reached it from, and two labels join
   // (union-find) when a class's path meets both. Every part holds a changed class's link.

@@ -6,24 +6,18 @@
 
 namespace stepsim::engine {
 
-void MaxMinSolver::solve(std::span<const double> link_capacity,
-                         std::span<const std::uint32_t> class_flows,
-                         std::span<const std::uint32_t> path_offsets,
-                         std::span<const std::uint32_t> path_links,
-                         std::span<const double> path_weights, std::span<const double> class_cap,
-                         std::span<double> rate) {
-  assert(path_offsets.size() == class_flows.size() + 1);
-  assert(rate.size() == class_flows.size());
-  assert(path_weights.empty() || path_weights.size() == path_links.size());
-  assert(class_cap.empty() || class_cap.size() == class_flows.size());
-  const Problem problem{link_capacity, class_flows, path_offsets, path_links, path_weights};
-  if (path_weights.empty()) {
+void MaxMinSolver::solve(const MaxMinProblem& problem, std::span<double> rate) {
+  assert(problem.path_offsets.size() == problem.class_flows.size() + 1);
+  assert(rate.size() == problem.class_flows.size());
+  assert(problem.path_weights.empty() || problem.path_weights.size() == problem.path_links.size());
+  assert(problem.class_cap.empty() || problem.class_cap.size() == problem.class_flows.size());
+  if (problem.path_weights.empty()) {
     transpose<false>(problem);
-    place_links<false>(link_capacity.size(), class_cap);
+    place_links<false>(problem.link_capacity.size(), problem.class_cap);
     fill<false>(problem, rate);
   } else {
     transpose<true>(problem);
-    place_links<true>(link_capacity.size(), class_cap);
+    place_links<true>(problem.link_capacity.size(), problem.class_cap);
     fill<true>(problem, rate);
   }
 }
@@ -41,7 +35,7 @@ void MaxMinSolver::solve_with_bottlenecks(std::span<const double> link_capacity,
   order.clear();
   bottleneck_ = bottleneck;
   order_ = &order;
-  const Problem problem{link_capacity, class_flows, path_offsets, path_links, {}};
+  const Problem problem{link_capacity, class_flows, path_offsets, path_links, {}, {}};
   transpose<false>(problem);
   place_links<false>(link_capacity.size(), {});
   fill<false, true>(problem, rate);

@@ -31,6 +31,26 @@
 
 namespace stepsim::engine {
 
+// A max-min problem as MaxMinSolver::solve takes it (the spans it documents there).
+struct MaxMinProblem {
+  std::span<const double> link_capacity;
+  std::span<const std::uint32_t> class_flows;
+  std::span<const std::uint32_t> path_offsets;
+  std::span<const std::uint32_t> path_links;
+  std::span<const double> path_weights;
+  std::span<const double> class_cap;
+  // n_c w_cl of class c on its k-th link (kWeighted false: n_c, the flows counted as before).
+  template <bool kWeighted>
+  double use(std::size_t c, std::uint32_t k) const {
+    const double n = static_cast<double>(class_flows[c]);
+    if constexpr (kWeighted) {
+      return n * path_weights[k];
+    } else {
+      return n;
+    }
+  }
+};
+
 class MaxMinSolver {
  public:
   MaxMinSolver() = default;
@@ -52,7 +72,10 @@ class MaxMinSolver {
   void solve(std::span<const double> link_capacity, std::span<const std::uint32_t> class_flows,
              std::span<const std::uint32_t> path_offsets, std::span<const std::uint32_t> path_links,
              std::span<const double> path_weights, std::span<const double> class_cap,
-             std::span<double> rate);
+             std::span<double> rate) {
+    solve({link_capacity, class_flows, path_offsets, path_links, path_weights, class_cap}, rate);
+  }
+  void solve(const MaxMinProblem& problem, std::span<double> rate);
   // No caps.
   void solve(std::span<const double> link_capacity, std::span<const std::uint32_t> class_flows,
              std::span<const std::uint32_t> path_offsets, std::span<const std::uint32_t> path_links,
@@ -78,24 +101,7 @@ class MaxMinSolver {
 
  private:
   static constexpr std::uint32_t kAbsent = 0xffffffffu;
-  // The inputs of solve().
-  struct Problem {
-    std::span<const double> link_capacity;
-    std::span<const std::uint32_t> class_flows;
-    std::span<const std::uint32_t> path_offsets;
-    std::span<const std::uint32_t> path_links;
-    std::span<const double> path_weights;
-    // n_c w_cl of class c on its k-th link (kWeighted false: n_c, the flows counted as before).
-    template <bool kWeighted>
-    double use(std::size_t c, std::uint32_t k) const {
-      const double n = static_cast<double>(class_flows[c]);
-      if constexpr (kWeighted) {
-        return n * path_weights[k];
-      } else {
-        return n;
-      }
-    }
-  };
+  using Problem = MaxMinProblem;
   struct Cap {
     double share;  // capacity / demand of a link that only this class crosses
     std::uint32_t cls;

@@ -8,8 +8,8 @@
 // weights on paths of the same shape. Progressive filling on disconnected parts is filling on
 // each, so the rates of one part are those of any part equal to it.
 //
-// Parts. Two classes are in one part when their paths share a link (a union-find over the paths,
-// or the parts as the caller found them: the incremental solve's search labels them). A part is
+// Parts. Two classes are in one part when their paths share a link; the caller gives the parts
+// (the incremental solve's search labels them as it finds the component). A part is
 // its links in increasing (local) index and its classes in increasing index; two parts are twins
 // when, listed so, they have the same number of links and classes, the same link capacities and
 // the same classes: flows, cap, path length, and path links and weights position for position
@@ -38,48 +38,26 @@ namespace stepsim::engine::detail {
 
 class TwinParts {
  public:
-  // As MaxMinSolver::solve (its inputs, local indices), with `solver` doing the filling.
-  void solve(MaxMinSolver& solver, std::span<const double> link_capacity,
-             std::span<const std::uint32_t> class_flows,
-             std::span<const std::uint32_t> path_offsets, std::span<const std::uint32_t> path_links,
-             std::span<const double> path_weights, std::span<const double> class_cap,
-             std::span<double> rate);
-  // The same with the parts given: part_of_link[l] for each link, numbered 0 .. parts - 1 by
-  // their smallest link, every link of a class in one part (as the union-find would find them).
-  void solve(MaxMinSolver& solver, std::span<const double> link_capacity,
-             std::span<const std::uint32_t> class_flows,
-             std::span<const std::uint32_t> path_offsets, std::span<const std::uint32_t> path_links,
-             std::span<const double> path_weights, std::span<const double> class_cap,
-             std::span<double> rate, std::span<const std::uint32_t> part_of_link,
-             std::uint32_t parts);
+  // As MaxMinSolver::solve (its inputs, local indices), with `solver` doing the filling, and the
+  // parts given: part_of_link[l] for each link, numbered 0 .. parts - 1 by their smallest link,
+  // every link of a class in one part (the incremental solve's search labels them).
+  void solve(MaxMinSolver& solver, const MaxMinProblem& problem, std::span<double> rate,
+             std::span<const std::uint32_t> part_of_link, std::uint32_t parts);
 
   // Work measures: classes whose rates were copied from a twin part (not solved).
   std::uint64_t twin_classes() const { return twin_classes_; }
 
  private:
   static constexpr std::uint32_t kNone = 0xffffffffu;
-  struct Input {
-    std::span<const double> capacity;
-    std::span<const std::uint32_t> flows;
-    std::span<const std::uint32_t> offsets;
-    std::span<const std::uint32_t> links;
-    std::span<const double> weights;
-    std::span<const double> cap;
-  };
-  std::uint32_t find(std::uint32_t l);
-  // Numbers the parts into part_of_link_ (union-find); the number of parts.
-  std::uint32_t number_parts(const Input& in);
   // Lists each part's links and classes (part_of_ names each link's part).
-  void list_parts(const Input& in, std::uint32_t parts);
+  void list_parts(const MaxMinProblem& in, std::uint32_t parts);
   // Finds the twins and solves (after list_parts).
-  void solve_parts(MaxMinSolver& solver, const Input& in, std::uint32_t parts,
+  void solve_parts(MaxMinSolver& solver, const MaxMinProblem& in, std::uint32_t parts,
                    std::span<double> rate);
-  std::uint64_t signature(const Input& in, std::uint32_t part) const;
-  bool equal(const Input& in, std::uint32_t a, std::uint32_t b) const;
+  std::uint64_t signature(const MaxMinProblem& in, std::uint32_t part) const;
+  bool equal(const MaxMinProblem& in, std::uint32_t a, std::uint32_t b) const;
 
-  std::vector<std::uint32_t> parent_;        // per link: union-find
-  std::vector<std::uint32_t> part_of_link_;  // per link: its part (number_parts)
-  std::span<const std::uint32_t> part_of_;   // per link: its part (given or part_of_link_)
+  std::span<const std::uint32_t> part_of_;   // per link: its part (as given to solve)
   std::vector<std::uint32_t> rank_;          // per link: its position among its part's links
   std::vector<std::uint32_t> link_offsets_;  // per part: its links, in link_order_
   std::vector<std::uint32_t> link_order_;
