@@ -85,8 +85,12 @@ void read_moe(const config::Node& n, MoeShape& moe) {
     n.fail_with("a MoE model needs experts, top_k and expert_ffn");
   }
   if (moe.top_k > moe.experts) {
-    n.at("top_k").fail_with(
-        fmt::format("top_k {} is more than the {} experts", moe.top_k, moe.experts));
+    // (Either may come from the preset: the message names the key given here.)
+    const bool own_top_k = n.has("top_k");
+    n.find(own_top_k ? "top_k" : "experts")
+        .value_or(n)
+        .fail_with(fmt::format("top_k {} {}is more than the {} experts", moe.top_k,
+                               own_top_k ? "" : "(from the preset) ", moe.experts));
   }
   if (auto v = n.find("expert_load")) {
     if (!v->is_sequence()) v->fail("a list of non-negative numbers, one per routed expert");

@@ -168,6 +168,9 @@ TEST(ParseWorkload, ImpossibleLayoutsAreRejectedWithTheReason) {
        "parallelism: {}\n" +
            kTraining + kCompute,
        "top_k 9 is more than the 8 experts"},
+      // Fewer experts than the preset's top_k: the message names the key the user gave.
+      {"model: {preset: mixtral-8x7b, moe: {experts: 1}}\nparallelism: {}\n" + kTraining + kCompute,
+       "model.moe.experts: top_k 2 (from the preset) is more than the 1 experts"},
       {"model: llama3-8b\nparallelism: {}\n" + kTraining + "compute: {peak: {bf16: 5 TB/s}}\n",
        "expected a FLOP rate with a unit"},
       {"model: {preset: mixtral-8x7b, moe: {expert_load: [1, 2, 3]}}\nparallelism: {}\n" +
