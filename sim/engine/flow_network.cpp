@@ -989,8 +989,14 @@ double FlowNetwork::State::drained_link_bytes(std::int64_t now_ps) const {
     if (h.rate > tables_.rate_cap(cls) * (1.0 + 1e-9))
       broken(where("rate above its cap in class", cls));
     if (c.targets.size() != h.flows) broken(where("flow count mismatch in class", cls));
-    if (tables_.path(cls).size() != c.slot_in_link.size()) {
+    const std::span<const std::uint32_t> links = tables_.path(cls);
+    if (links.size() != c.slot_in_link.size()) {
       broken(where("path length mismatch in class", cls));
+    }
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const std::vector<std::uint32_t>& on_link = tables_.link_classes[links[i]];
+      if (c.slot_in_link[i] >= on_link.size() || on_link[c.slot_in_link[i]] != cls)
+        broken(where("class not at its slot on a link of its path, class", cls));
     }
     if (h.rate > 0.0) {
       if (d.heap_pos == kNone || drain_heap_[d.heap_pos].cls != cls) {

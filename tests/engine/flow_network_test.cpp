@@ -298,11 +298,11 @@ TEST_F(FlowNetworkTest, APlainLinkListedTwiceCarriesTheFlowTwice) {
 }
 
 TEST_F(FlowNetworkTest, ClassesLeaveTheirLinksInAnyOrder) {
-  // Classes leave the links' lists by swap-removal, and the class moved into the hole has its
-  // slot fixed through its listing's place in its path. 300 flows on 5 links, plain paths that
-  // may list a link twice or three times and sprayed ones, of random sizes and start times, so
-  // that classes join and leave in every order: after every completion the invariants hold
-  // (check_invariants reads each listing back: its path entry is the link, its slot its place).
+  // Classes leave the links' lists by swap-removal, and the class moved into the hole has the
+  // slot of that listing fixed (a class whose path lists the link twice has two). 300 flows on 5
+  // links, plain paths that may list a link twice or three times and sprayed ones, of random
+  // sizes and start times, so that classes join and leave in every order: after every completion
+  // the invariants hold (check_invariants finds each class at each of its slots).
   std::mt19937_64 rng(18);
   std::vector<LinkId> links;
   for (int l = 0; l < 5; ++l)
