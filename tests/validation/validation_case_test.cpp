@@ -55,14 +55,18 @@ std::filesystem::path write_temp(const std::string& name, const std::string& tex
 
 // The message of load_cases on a case file of one collective case whose published figure is
 // `published` and whose last keys are `extra` (after `size: 1KiB`), over a data file of one row.
+// The files are named after the test: ctest runs the tests of this file side by side.
 std::string collective_case_error(const std::string& published, const std::string& extra) {
-  write_temp("stepsim_val_data.yaml", "rows: [{x: 1}]\n");
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string data = "stepsim_val_data_" + test + ".yaml";
+  write_temp(data, "rows: [{x: 1}]\n");
   const auto cases =
-      write_temp("stepsim_val_cases.yaml",
-                 "data: {d: stepsim_val_data.yaml}\n"
-                 "tables:\n"
-                 "  - {name: t, title: T, metric: m, target: 0.1, cases: [\n"
-                 "      {figure: f, published: '" +
+      write_temp("stepsim_val_cases_" + test + ".yaml",
+                 "data: {d: " + data +
+                     "}\n"
+                     "tables:\n"
+                     "  - {name: t, title: T, metric: m, target: 0.1, cases: [\n"
+                     "      {figure: f, published: '" +
                      published +
                      "', measure: time_us,\n"
                      "       topology: dgx-h100, ranks: '8', op: allreduce, algo: ring,\n"
