@@ -35,6 +35,8 @@ struct MeshShape {
   // The members of each line of `dimension`, each in coordinate order (line[c] has coordinate c
   // in `dimension`), lines in grid order (dimension 0 varying fastest).
   std::vector<std::vector<std::uint32_t>> lines(std::size_t dimension) const;
+
+  bool operator==(const MeshShape&) const = default;
 };
 
 // InfiniBand SHARP for a group: one reduction tree per rail in the scale-out fabric, joining the
@@ -49,6 +51,8 @@ struct NetworkTree {
   // Per tree switch: its parent towards the rail's root; kNone for a root.
   std::vector<std::uint32_t> switch_parent;
   std::size_t switches() const { return switch_parent.size(); }
+
+  bool operator==(const NetworkTree&) const = default;
 };
 
 struct GroupShape {
@@ -91,6 +95,9 @@ struct GroupShape {
   std::vector<std::vector<std::uint32_t>> domain_members() const;
   // When every domain has the same number of members, that number; nullopt otherwise.
   std::optional<std::uint32_t> uniform_domain_size() const;
+
+  // Equal shapes get equal plans (a plan depends on the group's shape, not on where it is).
+  bool operator==(const GroupShape&) const = default;
 };
 
 // The member that relays a point-to-point transfer from `from` to `to` the way NCCL's PXN does

@@ -240,10 +240,23 @@ class Executor::Impl {
     std::uint32_t matrix;
     auto operator<=>(const PlanKey&) const = default;
   };
-  struct CachedPlan {
+  // A plan depends on the operation and the group's shape only (plan_collective), so groups of
+  // one shape (the data-parallel groups of every pipeline stage, say) share it; the routes are
+  // each group's own.
+  struct ShapePlanKey {
+    std::uint32_t shape;  // index in shapes_
+    std::uint8_t kind;
+    std::int64_t bytes;
+    std::uint32_t matrix;
+    auto operator<=>(const ShapePlanKey&) const = default;
+  };
+  struct SharedPlan {
     std::shared_ptr<const collectives::Plan> plan;
-    Bytes wire;                     // bytes the members send
-    std::string algorithm;          // the algorithm that built it (`auto` resolved)
+    Bytes wire;             // bytes the members send
+    std::string algorithm;  // the algorithm that built it (`auto` resolved)
+  };
+  struct CachedPlan {
+    const SharedPlan* shared;       // in shared_plans_ (a std::map: its nodes stay put)
     collectives::RouteMemo routes;  // for the runner: its routes on the group's placement
   };
   // A started collective or transfer: who to complete when it is done (a pool slot, reused).
@@ -343,11 +356,12 @@ class Executor::Impl {
     free_pending_.push_back(pending_slot);
 
     CachedPlan& cached = plan_for(group, op);
-    started.algorithm = cached.algorithm.c_str();
-    flows_ += cached.plan->size();
-    account(op, static_cast<std::int64_t>(n), cached.wire);
+    started.algorithm = cached.shared->algorithm.c_str();
+    flows_ += cached.shared->plan->size();
+    account(op, static_cast<std::int64_t>(n), cached.shared->wire);
     runner_.start(
-        cached.plan, placement(group), [this, slot](Time) { complete(slot); }, &cached.routes);
+        cached.shared->plan, placement(group), [this, slot](Time) { complete(slot); },
+        &cached.routes);
   }
 
   template <typename T>
@@ -479,6 +493,28 @@ class Executor::Impl {
     const PlanKey key{group.value(), static_cast<std::uint8_t>(op.collective), op.bytes, op.matrix};
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second;
+    const std::uint32_t shape = shape_of(group);
+    const ShapePlanKey shared_key{shape, key.kind, key.bytes, key.matrix};
+    auto shared = shared_plans_.find(shared_key);
+    if (shared == shared_plans_.end())
+      shared = shared_plans_.emplace(shared_key, make_plan(op, shapes_[shape])).first;
+    return plans_.emplace(key, CachedPlan{&shared->second, {}}).first->second;
+  }
+
+  // The index in shapes_ of the group's shape (equal shapes share one).
+  std::uint32_t shape_of(workloads::GroupId group) {
+    if (group_shape_.size() <= group.value()) group_shape_.resize(group.value() + 1, kNone);
+    std::uint32_t& slot = group_shape_[group.value()];
+    if (slot == kNone) {
+      collectives::GroupShape shape = collectives::group_shape(topology_, placement(group));
+      const auto found = std::find(shapes_.begin(), shapes_.end(), shape);
+      slot = static_cast<std::uint32_t>(found - shapes_.begin());
+      if (found == shapes_.end()) shapes_.push_back(std::move(shape));
+    }
+    return slot;
+  }
+
+  SharedPlan make_plan(const Op& op, const collectives::GroupShape& shape) const {
     collectives::Operation operation;
     operation.kind = op.collective;
     operation.size = Bytes(op.bytes);
@@ -486,7 +522,7 @@ class Executor::Impl {
       const auto& matrix = workload_.traffic_matrix(op.matrix);
       operation.matrix.reserve(matrix.size());
       std::int64_t largest_row = 0;
-      const auto n = static_cast<std::size_t>(workload_.ranks().members(group).size());
+      const std::size_t n = shape.size;
       for (std::size_t row = 0; row < n; ++row) {
         std::int64_t sum = 0;
         for (std::size_t col = 0; col < n; ++col)
@@ -497,8 +533,6 @@ class Executor::Impl {
         operation.matrix.emplace_back(b);
       operation.size = Bytes(largest_row);
     }
-    const collectives::Placement& where = placement(group);
-    const collectives::GroupShape shape = collectives::group_shape(topology_, where);
     const collectives::Algorithm& algorithm =
         algorithm_->unsupported(operation, shape) ? *fallback_ : *algorithm_;
     collectives::PlannedCollective planned =
@@ -508,9 +542,7 @@ class Executor::Impl {
     for (const auto& t : plan->transfers()) {
       if (!t.src.is_switch() && !t.is_join()) wire += t.bytes;
     }
-    std::string name = std::move(planned.label);
-    return plans_.emplace(key, CachedPlan{std::move(plan), wire, std::move(name), {}})
-        .first->second;
+    return SharedPlan{std::move(plan), wire, std::move(planned.label)};
   }
 
   // A point-to-point transfer's plan, as plan_collective makes it for the pair (NCCL's p2p
@@ -600,6 +632,9 @@ class Executor::Impl {
   std::unordered_map<TransferKey, PendingTransfer, TransferKeyHash> pending_transfers_;
   std::vector<std::optional<collectives::Placement>> placements_;
   std::map<PlanKey, CachedPlan> plans_;
+  std::vector<std::uint32_t> group_shape_;  // per group: its index in shapes_, or kNone
+  std::vector<collectives::GroupShape> shapes_;
+  std::map<ShapePlanKey, SharedPlan> shared_plans_;
   using TransferPlanKey = std::tuple<std::int64_t, std::uint32_t, double, bool, bool>;
   std::map<TransferPlanKey, std::shared_ptr<const collectives::Plan>> transfer_plans_;
   std::vector<std::vector<Interval>> detail_intervals_;
