@@ -567,7 +567,8 @@ std::uint32_t FlowNetwork::State::create_class(std::span<const LinkId> path,
   tables_.drain[cls] = ClassDrain{.drained = 0.0,
                                   .settled_ps = sim_.now().picoseconds(),
                                   .first_target = 0.0,
-                                  .heap_pos = kNone};
+                                  .queue_ref = kNone,
+                                  .queue_pos = 0};
   hot.flows = 0;
   c.next_same_hash = head;
   c.dirty = false;
@@ -669,29 +670,16 @@ std::int64_t FlowNetwork::State::drain_end_ps(std::uint32_t cls) const {
 }
 
 void FlowNetwork::State::update_drain_end(std::uint32_t cls) {
-  const std::int64_t end_ps = drain_end_ps(cls);
-  const std::uint32_t pos = tables_.drain[cls].heap_pos;
-  if (pos == kNone) {
-    drain_heap_.push({end_ps, cls});
-  } else {
-    drain_heap_.update(pos, {end_ps, cls});
-  }
-}
-
-void FlowNetwork::State::heap_remove(std::uint32_t cls) {
-  const std::uint32_t pos = tables_.drain[cls].heap_pos;
-  if (pos == kNone) return;
-  tables_.drain[cls].heap_pos = kNone;
-  drain_heap_.remove(pos);
+  drain_queue_.set(cls, drain_end_ps(cls));
 }
 
 void FlowNetwork::State::reschedule_drain_event() {
-  if (drain_heap_.empty()) {
+  if (drain_queue_.empty()) {
     sim_.cancel(drain_event_);
     drain_event_ps_ = -1;
     return;
   }
-  const std::int64_t at = std::max(drain_heap_.top().end_ps, sim_.now().picoseconds());
+  const std::int64_t at = std::max(drain_queue_.first_end(), sim_.now().picoseconds());
   if (at == drain_event_ps_ && sim_.pending(drain_event_)) return;
   sim_.cancel(drain_event_);
   drain_event_ = sim_.schedule_at(Time::ps(at), [this] { drain_event(); });
@@ -703,48 +691,54 @@ void FlowNetwork::State::drain_event() {
   drain_event_ps_ = -1;
   const Time now = sim_.now();
   const std::int64_t now_ps = now.picoseconds();
-  while (!drain_heap_.empty() && drain_heap_.top().end_ps <= now_ps) {
-    const std::uint32_t cls = drain_heap_.top().cls;
-    ClassHot& h = tables_.hot[cls];
-    ClassDrain& d = tables_.drain[cls];
-    settle_class(cls, now_ps);
-    // Due with bytes left: its drain end was capped (kMaxDrainPs, or the end of the clock).
-    if (d.first_target - d.drained > 1e-7 * d.first_target + 1.0) {
-      throw InputError(fmt::format(
-          "simulated time runs out: at {} a transfer still has {} to send at {}; one transfer "
-          "may take up to about 46 days and the clock stops at about 106 days (is a size or a "
-          "start time too large?)",
-          format_time(now),
-          format_bytes(
-              Bytes(static_cast<std::int64_t>(std::min(d.first_target - d.drained, 9e18)))),
-          format_bandwidth(BytesPerSecond(h.rate))));
-    }
-    max_min_.note_departure(h.rate);
-    const std::uint32_t departed = finish_due_parts(cls, now);
-    const std::span<const std::uint32_t> links = tables_.path(cls);
-    const double departed_load = static_cast<double>(departed) * h.rate;
-    if (FlowTables::sprayed(h)) tables_.sprayed_flows -= departed;
-    for (std::size_t i = 0; i < links.size(); ++i) {
-      tables_.link_flows[links[i]] -= departed;
-      if (options_.idle_tolerance == 0.0)
-        tables_.link_unsolved[links[i]] += departed_load * tables_.share(cls, i);
-    }
-    if (options_.idle_tolerance > 0.0 && !depart_needs_solve(cls, departed, now_ps)) {
-      // Deferred: the class seeds the next solve, whenever a change runs one.
-      max_min_.mark_changed(cls);
-      ++deferred_departures_;
-    } else {
-      mark_dirty(cls);
-    }
-    if (h.flows == 0) {
-      heap_remove(cls);
-      h.rate = 0.0;
-      deactivate_class(cls);
-    } else {
-      update_drain_end(cls);
-    }
+  // The classes due, in (drain end, class) order; each leaves the queue as it comes due, and
+  // finishing one changes no other's drain.
+  while (!drain_queue_.empty() && drain_queue_.first_end() <= now_ps) {
+    drain_queue_.take_first(due_);
+    for (const std::uint32_t cls : due_)
+      drain_class(cls, now);
   }
   reschedule_drain_event();
+}
+
+void FlowNetwork::State::drain_class(std::uint32_t cls, Time now) {
+  const std::int64_t now_ps = now.picoseconds();
+  ClassHot& h = tables_.hot[cls];
+  ClassDrain& d = tables_.drain[cls];
+  settle_class(cls, now_ps);
+  // Due with bytes left: its drain end was capped (kMaxDrainPs, or the end of the clock).
+  if (d.first_target - d.drained > 1e-7 * d.first_target + 1.0) {
+    throw InputError(fmt::format(
+        "simulated time runs out: at {} a transfer still has {} to send at {}; one transfer "
+        "may take up to about 46 days and the clock stops at about 106 days (is a size or a "
+        "start time too large?)",
+        format_time(now),
+        format_bytes(Bytes(static_cast<std::int64_t>(std::min(d.first_target - d.drained, 9e18)))),
+        format_bandwidth(BytesPerSecond(h.rate))));
+  }
+  max_min_.note_departure(h.rate);
+  const std::uint32_t departed = finish_due_parts(cls, now);
+  const std::span<const std::uint32_t> links = tables_.path(cls);
+  const double departed_load = static_cast<double>(departed) * h.rate;
+  if (FlowTables::sprayed(h)) tables_.sprayed_flows -= departed;
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    tables_.link_flows[links[i]] -= departed;
+    if (options_.idle_tolerance == 0.0)
+      tables_.link_unsolved[links[i]] += departed_load * tables_.share(cls, i);
+  }
+  if (options_.idle_tolerance > 0.0 && !depart_needs_solve(cls, departed, now_ps)) {
+    // Deferred: the class seeds the next solve, whenever a change runs one.
+    max_min_.mark_changed(cls);
+    ++deferred_departures_;
+  } else {
+    mark_dirty(cls);
+  }
+  if (h.flows == 0) {
+    h.rate = 0.0;
+    deactivate_class(cls);
+  } else {
+    update_drain_end(cls);
+  }
 }
 
 std::uint32_t FlowNetwork::State::finish_due_parts(std::uint32_t cls, Time now) {
@@ -866,11 +860,12 @@ void FlowNetwork::State::solve() {
 void FlowNetwork::State::apply_rates(const IncrementalMaxMin::Component& component,
                                      std::int64_t now_ps) {
   // Classes whose rate did not really change keep their drain ends. When the component holds a
-  // large part of the draining classes, the drain heap is rebuilt once (linear) instead of sifting
-  // each changed class (the order is total, so the same class comes first).
+  // large part of the draining classes, the drain queue orders its ends once at the end (linear)
+  // instead of at each change (drain_queue.hpp).
   const std::span<const std::uint32_t> classes = component.classes;
   const std::size_t nc = classes.size();
-  const bool rebuild_heap = nc >= 1024 && 4 * nc >= drain_heap_.size();
+  const bool bulk = nc >= 1024 && 4 * nc >= drain_queue_.size();
+  if (bulk) drain_queue_.begin_bulk();
   max_min_.begin_loads();
   for (std::size_t i = 0; i < nc; ++i) {
     if (i + kPrefetchAhead < nc) {
@@ -883,22 +878,12 @@ void FlowNetwork::State::apply_rates(const IncrementalMaxMin::Component& compone
     if (h.rate == 0.0 || std::fabs(rate - h.rate) > kRateChangeTolerance * h.rate) {
       settle_class(cls, now_ps);
       h.rate = rate;
-      if (rebuild_heap) {
-        ClassDrain& d = tables_.drain[cls];
-        const std::int64_t end_ps = drain_end_ps(cls);
-        if (d.heap_pos == kNone) {
-          drain_heap_.push_unordered({end_ps, cls});
-        } else {
-          drain_heap_.entry(d.heap_pos).end_ps = end_ps;
-        }
-      } else {
-        update_drain_end(cls);
-      }
+      update_drain_end(cls);
       ++rate_updates_;
     }
     max_min_.add_class_load(i, h.flows, h.rate);
   }
-  if (rebuild_heap) drain_heap_.make_heap();
+  if (bulk) drain_queue_.end_bulk();
   for (std::size_t j = 0; j < component.links.size(); ++j) {
     const std::uint32_t l = component.links[j];
     set_link_load(l, now_ps, max_min_.load(j));
@@ -999,9 +984,8 @@ double FlowNetwork::State::drained_link_bytes(std::int64_t now_ps) const {
         broken(where("class not at its slot on a link of its path, class", cls));
     }
     if (h.rate > 0.0) {
-      if (d.heap_pos == kNone || drain_heap_[d.heap_pos].cls != cls) {
-        broken(where("draining class missing from the drain heap", cls));
-      }
+      if (!drain_queue_.contains(cls))
+        broken(where("draining class missing from the drain queue", cls));
       ++in_heap;
     }
     if (c.targets.front().first != d.first_target)
@@ -1020,8 +1004,8 @@ double FlowNetwork::State::drained_link_bytes(std::int64_t now_ps) const {
       flow_total += (part.bytes - remaining) * c.link_bytes_per_byte;
     }
   }
-  if (in_heap != drain_heap_.size()) broken("drain heap holds classes that are not draining");
-  if (!drain_heap_.empty() && !sim_.pending(drain_event_)) {
+  if (in_heap != drain_queue_.size()) broken("drain queue holds classes that are not draining");
+  if (!drain_queue_.empty() && !sim_.pending(drain_event_)) {
     broken("flows are draining but no drain event is scheduled");
   }
   return flow_total;

@@ -6,8 +6,9 @@
 //
 // Flows and parts: a flow is a FlowRecord; each of its paths that carries bytes is a Part, a member
 // of the class of its path. A class drains a counter D (ClassDrain::drained); a part joining with b
-// bytes finishes when D reaches its target D + b. The drain heap holds every draining class by the
-// picosecond its first target drains; one simulator event (the drain event) waits for the first.
+// bytes finishes when D reaches its target D + b. The drain queue (drain_queue.hpp) holds every
+// draining class by the picosecond its first target drains; one simulator event (the drain event)
+// waits for the first.
 #pragma once
 
 #include <cstdint>
@@ -15,11 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "sim/engine/drain_queue.hpp"
 #include "sim/engine/flat_index.hpp"
 #include "sim/engine/flow_network.hpp"
 #include "sim/engine/flow_tables.hpp"
 #include "sim/engine/incremental_max_min.hpp"
-#include "sim/engine/indexed_heap.hpp"
 #include "sim/engine/link_statistics_recorder.hpp"
 
 namespace stepsim::engine {
@@ -71,24 +72,6 @@ class FlowNetwork::State : private Simulator::InstantEndListener {
     std::uint32_t first_part = detail::kNone;
     bool active = false;
   };
-  // The drain heap holds each class's drain end beside its index, so that sifting reads no class;
-  // order (drain end, class index).
-  struct DrainEntry {
-    std::int64_t end_ps;
-    std::uint32_t cls;
-  };
-  struct DrainsFirst {
-    bool operator()(const DrainEntry& a, const DrainEntry& b) const {
-      return a.end_ps < b.end_ps || (a.end_ps == b.end_ps && a.cls < b.cls);
-    }
-  };
-  struct DrainPosition {
-    std::vector<detail::ClassDrain>* drain;
-    void operator()(const DrainEntry& e, std::uint32_t pos) const {
-      (*drain)[e.cls].heap_pos = pos;
-    }
-  };
-
   void on_instant_end() override { solve(); }
   // Records a change of `cls` and asks for a solve at the end of the instant.
   void mark_dirty(std::uint32_t cls);
@@ -124,13 +107,15 @@ class FlowNetwork::State : private Simulator::InstantEndListener {
   void keep_representatives(std::vector<LinkId>& path, std::vector<double>& shares);
   void deliver(std::uint32_t flow);
   void drain_event();
+  // Finishes the parts of `cls` due now (it has left the drain queue) and queues it again, or
+  // retires it when no flow is left.
+  void drain_class(std::uint32_t cls, Time now);
   // Finishes the parts of `cls` due now (with `now_ps`); returns how many.
   std::uint32_t finish_due_parts(std::uint32_t cls, Time now);
   void settle_class(std::uint32_t cls, std::int64_t now_ps);
   // When the class's first target drains at its current rate (whole picoseconds, rounded up).
   std::int64_t drain_end_ps(std::uint32_t cls) const;
   void update_drain_end(std::uint32_t cls);
-  void heap_remove(std::uint32_t cls);
   void reschedule_drain_event();
   // Sets the load of `link` at `now_ps` (statistics and samples follow).
   void set_link_load(std::uint32_t link, std::int64_t now_ps, double load);
@@ -167,7 +152,8 @@ class FlowNetwork::State : private Simulator::InstantEndListener {
   std::vector<std::uint32_t> free_flows_;
   double finished_link_bytes_ = 0.0;  // sum over drained parts of bytes * path length
   double rounding_link_bytes_ = 0.0;  // bound on what rounding drain ends up added to the links
-  IndexedHeap<DrainEntry, DrainsFirst, DrainPosition> drain_heap_{DrainPosition{&tables_.drain}};
+  detail::DrainQueue drain_queue_{tables_.drain};
+  std::vector<std::uint32_t> due_;  // drain_event's scratch: the classes due at one end
   EventHandle drain_event_;
   std::int64_t drain_event_ps_ = -1;
   bool solve_requested_ = false;

@@ -58,12 +58,13 @@ struct alignas(64) ClassHot {
 };
 static_assert(sizeof(ClassHot) == 64);
 
-// (A class's drain end is kept in its drain heap entry only.)
+// (A class's drain end is kept in the drain queue only: drain_queue.hpp.)
 struct alignas(32) ClassDrain {
-  double drained = 0.0;            // D: bytes drained by each flow of the class since its creation
-  std::int64_t settled_ps = 0;     // time up to which `drained` is computed
-  double first_target = 0.0;       // FlowClass::targets.front().first (when active)
-  std::uint32_t heap_pos = kNone;  // position in the drain heap
+  double drained = 0.0;             // D: bytes drained by each flow of the class since its creation
+  std::int64_t settled_ps = 0;      // time up to which `drained` is computed
+  double first_target = 0.0;        // FlowClass::targets.front().first (when active)
+  std::uint32_t queue_ref = kNone;  // its place in the drain queue (DrainQueue's), kNone: absent
+  std::uint32_t queue_pos = 0;      // (DrainQueue's)
 };
 static_assert(sizeof(ClassDrain) == 32);
 

@@ -13,9 +13,10 @@
 //
 // Hooks for special uses: entry(pos) gives write access to an entry, after which sift_up(pos) (the
 // entry now comes earlier) or sift_down(pos) (later) restores the order; a lazy-key user leaves an
-// entry's key stale (a lower bound) and fixes it only when it reaches the top. push_unordered()
-// plus make_heap() builds in linear time. pop_bottom_up() is the pop for heaps whose last entry
-// belongs near the bottom (an event queue): see there.
+// entry's key stale (a lower bound) and fixes it only when it reaches the top. push_unordered(),
+// remove_unordered() and key changes through entry(), then make_heap(), reorder in linear time.
+// pop_bottom_up() is the pop for heaps whose last entry belongs near the bottom (an event queue):
+// see there.
 #pragma once
 
 #include <cstddef>
@@ -70,6 +71,16 @@ class IndexedHeap {
     if (pos < heap_.size()) {
       heap_[pos] = last;
       restore(pos);
+    }
+  }
+  // Removes the entry at `pos` without ordering the rest (its last entry takes the place);
+  // make_heap() must follow before any ordered call, as after push_unordered().
+  void remove_unordered(std::uint32_t pos) {
+    const Entry last = heap_.back();
+    heap_.pop_back();
+    if (pos < heap_.size()) {
+      heap_[pos] = last;
+      position_(last, pos);
     }
   }
   void pop() { remove(0); }
