@@ -6,7 +6,7 @@
 // class. A class's fields are split in three by use. What the component search, the boundary sums
 // and the local problem read for every class they visit (often thousands per solve, in an order
 // that defeats the caches) is one cache line, ClassHot, path included when it is short; what a rate
-// change and the drain heap need is ClassDrain (half a line); the rest, read when flows start or
+// change and the drain queue need is ClassDrain (half a line); the rest, read when flows start or
 // finish, is FlowClass.
 #pragma once
 
