@@ -161,7 +161,10 @@ void IncrementalMaxMin::scan(double fixed_below) {
         share_.assign(path_.size(), 1.0);
       }
       const std::span<const std::uint32_t> links = tables_.path(cls);
-      const double class_load = static_cast<double>(c.flows) * c.rate;
+      const std::uint32_t flows = c.flows;
+      const double class_load = static_cast<double>(flows) * c.rate;
+      // (Read once: the stores below may alias the class's fields for the compiler.)
+      const double* shares = FlowTables::sprayed(c) ? tables_.classes[cls].shares.data() : nullptr;
       for (std::size_t i = 0; i < links.size(); ++i) {
         const std::uint32_t l = links[i];
         // (Most links are met again; the saturation test is only for the first meeting.)
@@ -172,10 +175,10 @@ void IncrementalMaxMin::scan(double fixed_below) {
         }
         const std::uint32_t local = link_local_[l];
         path_.push_back(local);
-        const double share = tables_.share(cls, i);
+        const double share = shares != nullptr ? shares[i] : 1.0;
         if (sprayed_) share_.push_back(share);
         inside_load_[local] += class_load * share;  // (at the old rate, for estimate_boundary)
-        inside_count_[local] += c.flows;
+        inside_count_[local] += flows;
       }
       offsets_.push_back(static_cast<std::uint32_t>(path_.size()));
     }
