@@ -691,8 +691,8 @@ void FlowNetwork::State::drain_event() {
   drain_event_ps_ = -1;
   const Time now = sim_.now();
   const std::int64_t now_ps = now.picoseconds();
-  // The classes due, in (drain end, class) order; each leaves the queue as it comes due, and
-  // finishing one changes no other's drain.
+  // The classes due, in (drain end, class) order: those of one end leave the queue together,
+  // which is the same as one by one because finishing one changes no other's drain.
   while (!drain_queue_.empty() && drain_queue_.first_end() <= now_ps) {
     drain_queue_.take_first(due_);
     for (const std::uint32_t cls : due_)
