@@ -866,7 +866,7 @@ void FlowNetwork::State::apply_rates(const IncrementalMaxMin::Component& compone
   const std::size_t nc = classes.size();
   const bool bulk = nc >= 1024 && 4 * nc >= drain_queue_.size();
   if (bulk) drain_queue_.begin_bulk();
-  max_min_.begin_loads();
+  bool solved_rates = true;  // every class has the rate the solve found, bit for bit
   for (std::size_t i = 0; i < nc; ++i) {
     if (i + kPrefetchAhead < nc) {
       prefetch(&tables_.hot[classes[i + kPrefetchAhead]]);
@@ -880,10 +880,22 @@ void FlowNetwork::State::apply_rates(const IncrementalMaxMin::Component& compone
       h.rate = rate;
       update_drain_end(cls);
       ++rate_updates_;
+    } else if (h.rate != rate) {
+      solved_rates = false;
     }
-    max_min_.add_class_load(i, h.flows, h.rate);
   }
   if (bulk) drain_queue_.end_bulk();
+  // The links' loads under the rates applied: those the solve summed, unless a class kept an old
+  // rate a hair from its new one.
+  if (solved_rates) {
+    max_min_.use_solved_loads();
+  } else {
+    max_min_.begin_loads();
+    for (std::size_t i = 0; i < nc; ++i) {
+      const ClassHot& h = tables_.hot[classes[i]];
+      max_min_.add_class_load(i, h.flows, h.rate);
+    }
+  }
   for (std::size_t j = 0; j < component.links.size(); ++j) {
     const std::uint32_t l = component.links[j];
     set_link_load(l, now_ps, max_min_.load(j));

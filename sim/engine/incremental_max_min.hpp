@@ -108,6 +108,13 @@ class IncrementalMaxMin {
       count_[path_[k]] += flows;
     }
   }
+  // Or, when every class of the component took the rate the solve found for it (bit for bit):
+  // the loads the solve's last round summed under those rates (the same sums in the same order).
+  void use_solved_loads() {
+    count_.resize(fixed_count_.size());
+    for (std::size_t j = 0; j < count_.size(); ++j)
+      count_[j] = fixed_count_[j] + inside_count_[j];
+  }
   double load(std::size_t j) const { return load_[j]; }
   std::uint32_t flows(std::size_t j) const { return count_[j]; }
 
