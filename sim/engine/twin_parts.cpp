@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <cmath>
 
 namespace stepsim::engine::detail {
 
@@ -110,6 +111,7 @@ void TwinParts::solve(MaxMinSolver& solver, const MaxMinProblem& problem, std::s
 
 void TwinParts::solve_parts(MaxMinSolver& solver, const MaxMinProblem& in, std::uint32_t parts,
                             std::span<double> rate) {
+  twin_set_parts_ = 0;
   auto whole = [&] { solver.solve(in, rate); };
   if (parts < 2) return whole();
   list_parts(in, parts);
@@ -147,6 +149,7 @@ void TwinParts::solve_parts(MaxMinSolver& solver, const MaxMinProblem& in, std::
     g = end;
   }
   if (!twins) return whole();
+  twin_set_parts_ = parts;
 
   // The problem of the first parts, links and classes in their order in the whole problem.
   const std::size_t nl = in.link_capacity.size();
@@ -193,6 +196,42 @@ void TwinParts::solve_parts(MaxMinSolver& solver, const MaxMinProblem& in, std::
       rate[class_order_[class_offsets_[p] + k]] = rate[class_order_[class_offsets_[q] + k]];
     twin_classes_ += classes;
   }
+}
+
+bool TwinParts::sum_loads(const MaxMinProblem& in, std::span<const double> rate,
+                          std::span<double> load, bool& finite) const {
+  const std::uint32_t parts = twin_set_parts_;
+  if (parts == 0) return false;
+  for (std::uint32_t p = 0; p < parts; ++p) {
+    const std::uint32_t q = first_[p];
+    if (q == p) continue;
+    const std::uint32_t links = link_offsets_[p + 1] - link_offsets_[p];
+    for (std::uint32_t k = 0; k < links; ++k) {
+      if (bits(load[link_order_[link_offsets_[p] + k]]) !=
+          bits(load[link_order_[link_offsets_[q] + k]]))
+        return false;
+    }
+  }
+  finite = true;
+  for (std::uint32_t p = 0; p < parts; ++p) {
+    if (first_[p] != p) continue;
+    for (std::uint32_t k = class_offsets_[p]; k < class_offsets_[p + 1]; ++k) {
+      const std::uint32_t c = class_order_[k];
+      const double class_load = static_cast<double>(in.class_flows[c]) * rate[c];
+      finite = finite && std::isfinite(class_load);
+      for (std::uint32_t i = in.path_offsets[c]; i < in.path_offsets[c + 1]; ++i)
+        load[in.path_links[i]] +=
+            in.path_weights.empty() ? class_load : class_load * in.path_weights[i];
+    }
+  }
+  for (std::uint32_t p = 0; p < parts; ++p) {
+    const std::uint32_t q = first_[p];
+    if (q == p) continue;
+    const std::uint32_t links = link_offsets_[p + 1] - link_offsets_[p];
+    for (std::uint32_t k = 0; k < links; ++k)
+      load[link_order_[link_offsets_[p] + k]] = load[link_order_[link_offsets_[q] + k]];
+  }
+  return true;
 }
 
 }  // namespace stepsim::engine::detail

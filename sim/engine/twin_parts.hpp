@@ -44,6 +44,15 @@ class TwinParts {
   void solve(MaxMinSolver& solver, const MaxMinProblem& problem, std::span<double> rate,
              std::span<const std::uint32_t> part_of_link, std::uint32_t parts);
 
+  // After solve(): the links' loads under `rate` when that solve found twins, else false (and
+  // `load` unchanged). `load` holds each link's outside load on entry, which must be the same bit
+  // for bit on a twin part's links as on its first part's (else false). Each first part's classes
+  // are summed in increasing index and each twin part's links take their first part's sums: the
+  // same terms in the same order, so the same bits as a sum over every class in index order.
+  // `finite` is false when a class's load is not.
+  bool sum_loads(const MaxMinProblem& in, std::span<const double> rate, std::span<double> load,
+                 bool& finite) const;
+
   // Work measures: classes whose rates were copied from a twin part (not solved).
   std::uint64_t twin_classes() const { return twin_classes_; }
 
@@ -64,6 +73,7 @@ class TwinParts {
   std::vector<std::uint32_t> class_offsets_;  // per part: its classes, in class_order_
   std::vector<std::uint32_t> class_order_;
   std::vector<std::uint32_t> first_;  // per part: the first part of its twin set (itself if none)
+  std::uint32_t twin_set_parts_ = 0;  // the parts of the last solve when it found twins, else 0
   std::vector<std::pair<std::uint64_t, std::uint32_t>> by_signature_;
   std::vector<std::uint32_t> candidates_;
   // The problem of the first parts, and its rates.
