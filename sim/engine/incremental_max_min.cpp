@@ -74,12 +74,6 @@ void IncrementalMaxMin::start_search(bool full_resolve) {
   ++stamp_;
   comp_links_.clear();
   comp_classes_.clear();
-  fixed_load_.clear();
-  fixed_count_.clear();
-  crossed_.clear();
-  estimated_.clear();
-  inside_load_.clear();
-  inside_count_.clear();
   scan_queue_.clear();
   // The component's classes as a problem with local indices, built as the search finds them (a
   // class's links are visited, so numbered, before its path is written).
@@ -90,7 +84,6 @@ void IncrementalMaxMin::start_search(bool full_resolve) {
   sprayed_ = false;  // share_ is filled from the first sprayed class on
   cap_.clear();
   capped_ = false;  // cap_ is filled from the first capped class on
-  link_label_.clear();
   label_parent_.clear();
   if (full_resolve) {
     label_parent_.push_back(0);
@@ -113,18 +106,31 @@ void IncrementalMaxMin::start_search(bool full_resolve) {
 void IncrementalMaxMin::visit_link(std::uint32_t l, bool cross, std::uint32_t label) {
   if (link_mark_[l] != stamp_) {
     link_mark_[l] = stamp_;
-    link_local_[l] = static_cast<std::uint32_t>(comp_links_.size());
+    const std::size_t j = comp_links_.size();
+    link_local_[l] = static_cast<std::uint32_t>(j);
     comp_links_.push_back(l);
-    link_label_.push_back(label);
-    crossed_.push_back(cross ? 1 : 0);
-    estimated_.push_back(!cross && estimate_ ? 1 : 0);
+    if (j == link_label_.size()) grow_link_fields();
+    link_label_[j] = label;
+    crossed_[j] = cross ? 1 : 0;
+    estimated_[j] = !cross && estimate_ ? 1 : 0;
     if (!cross && estimate_) ++boundary_estimates_;
-    fixed_load_.push_back(0.0);
-    fixed_count_.push_back(0);
-    inside_load_.push_back(0.0);
-    inside_count_.push_back(0);
+    fixed_load_[j] = 0.0;
+    fixed_count_[j] = 0;
+    inside_load_[j] = 0.0;
+    inside_count_[j] = 0;
     if (cross) scan_queue_.push_back(l);
   }
+}
+
+void IncrementalMaxMin::grow_link_fields() {
+  const std::size_t n = std::max<std::size_t>(64, 2 * link_label_.size());
+  link_label_.resize(n);
+  crossed_.resize(n);
+  estimated_.resize(n);
+  fixed_load_.resize(n);
+  fixed_count_.resize(n);
+  inside_load_.resize(n);
+  inside_count_.resize(n);
 }
 
 void IncrementalMaxMin::scan(double fixed_below) {
@@ -252,7 +258,7 @@ void IncrementalMaxMin::estimate_boundary() {
 bool IncrementalMaxMin::grow_boundary() {
   const std::size_t nl = comp_links_.size();
   const std::size_t nc = comp_classes_.size();
-  load_.assign(fixed_load_.begin(), fixed_load_.end());
+  load_.assign(fixed_load_.begin(), fixed_load_.begin() + static_cast<std::ptrdiff_t>(nl));
   bool finite = true;
   // (With twin parts, each first part's classes summed and copied to its twins: the same bits.)
   const MaxMinProblem problem{capacity_, flows_, offsets_, path_, share_, cap_};

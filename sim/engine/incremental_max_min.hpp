@@ -98,8 +98,9 @@ class IncrementalMaxMin {
   // add_class_load() for each class i of the component (in order) with its flows and applied
   // rate, then load(j) and flows(j) for the j-th component link.
   void begin_loads() {
-    load_.assign(fixed_load_.begin(), fixed_load_.end());
-    count_.assign(fixed_count_.begin(), fixed_count_.end());
+    const auto nl = static_cast<std::ptrdiff_t>(comp_links_.size());
+    load_.assign(fixed_load_.begin(), fixed_load_.begin() + nl);
+    count_.assign(fixed_count_.begin(), fixed_count_.begin() + nl);
   }
   void add_class_load(std::size_t i, std::uint32_t flows, double rate) {
     const double class_load = static_cast<double>(flows) * rate;
@@ -111,7 +112,7 @@ class IncrementalMaxMin {
   // Or, when every class of the component took the rate the solve found for it (bit for bit):
   // the loads the solve's last round summed under those rates (the same sums in the same order).
   void use_solved_loads() {
-    count_.resize(fixed_count_.size());
+    count_.resize(comp_links_.size());
     for (std::size_t j = 0; j < count_.size(); ++j)
       count_[j] = fixed_count_[j] + inside_count_[j];
   }
@@ -135,7 +136,7 @@ class IncrementalMaxMin {
 
  private:
   void start_search(bool full_resolve);
-  void visit_link(std::uint32_t l, bool cross, std::uint32_t label);
+  [[gnu::always_inline]] inline void visit_link(std::uint32_t l, bool cross, std::uint32_t label);
   std::uint32_t find_label(std::uint32_t x) {
     while (label_parent_[x] != x) {
       label_parent_[x] = label_parent_[label_parent_[x]];
@@ -150,6 +151,9 @@ class IncrementalMaxMin {
   }
   // Visits the classes on the links queued to be crossed; classes below `fixed_below` stay out.
   void scan(double fixed_below);
+  // Makes room for more component links in the per-link fields below (sized together, at least
+  // the component's links; only the first comp_links_.size() entries are this solve's).
+  void grow_link_fields();
   // Solves the component as it stands into rate_.
   void solve_local();
   // The outside load of each boundary link j with estimated_[j] (see "Estimated boundary links").
