@@ -134,9 +134,10 @@ void IncrementalMaxMin::grow_link_fields() {
 }
 
 void IncrementalMaxMin::scan(double fixed_below) {
+  const bool twins = twins_;
   for (std::size_t q = 0; q < scan_queue_.size(); ++q) {
     const std::uint32_t j = link_local_[scan_queue_[q]];
-    const std::uint32_t label = twins_ ? find_label(link_label_[j]) : 0;
+    const std::uint32_t label = twins ? find_label(link_label_[j]) : 0;
     const std::vector<std::uint32_t>& on_link = tables_.link_classes[scan_queue_[q]];
     const std::vector<double>& shares_on_link = tables_.link_shares[scan_queue_[q]];
     for (std::size_t k = 0; k < on_link.size(); ++k) {
@@ -173,13 +174,15 @@ void IncrementalMaxMin::scan(double fixed_below) {
       const double* shares = FlowTables::sprayed(c) ? tables_.classes[cls].shares.data() : nullptr;
       for (std::size_t i = 0; i < links.size(); ++i) {
         const std::uint32_t l = links[i];
+        std::uint32_t local;
         // (Most links are met again; the saturation test is only for the first meeting.)
         if (link_mark_[l] != stamp_) {
           visit_link(l, saturated(tables_.link_load[l], tables_.link_capacity[l]), label);
-        } else if (twins_ && link_label_[link_local_[l]] != label) {
-          join_labels(label, link_label_[link_local_[l]]);
+          local = link_local_[l];
+        } else {
+          local = link_local_[l];
+          if (twins && link_label_[local] != label) join_labels(label, link_label_[local]);
         }
-        const std::uint32_t local = link_local_[l];
         path_.push_back(local);
         const double share = shares != nullptr ? shares[i] : 1.0;
         if (sprayed_) share_.push_back(share);
