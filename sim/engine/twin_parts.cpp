@@ -50,15 +50,19 @@ void TwinParts::list_parts(const MaxMinProblem& in, std::uint32_t parts) {
     link_order_[link_offsets_[p] + rank_[l]] = l;
   }
   class_offsets_.assign(parts + 1, 0);
-  for (std::size_t c = 0; c < nc; ++c)
-    ++class_offsets_[part_of_link[in.path_links[in.path_offsets[c]]] + 1];
+  class_part_.resize(nc);
+  for (std::size_t c = 0; c < nc; ++c) {
+    const std::uint32_t p = part_of_link[in.path_links[in.path_offsets[c]]];
+    class_part_[c] = p;
+    ++class_offsets_[p + 1];
+  }
   for (std::uint32_t p = 0; p < parts; ++p)
     class_offsets_[p + 1] += class_offsets_[p];
   class_order_.resize(nc);
   std::vector<std::uint32_t>& cursor = reduced_link_;  // (scratch here)
   cursor.assign(class_offsets_.begin(), class_offsets_.end() - 1);
   for (std::uint32_t c = 0; c < nc; ++c)
-    class_order_[cursor[part_of_link[in.path_links[in.path_offsets[c]]]]++] = c;
+    class_order_[cursor[class_part_[c]]++] = c;
 }
 
 std::uint64_t TwinParts::signature(const MaxMinProblem& in, std::uint32_t part) const {
@@ -168,7 +172,7 @@ void TwinParts::solve_parts(MaxMinSolver& solver, const MaxMinProblem& in, std::
   r_weights_.clear();
   r_cap_.clear();
   for (std::uint32_t c = 0; c < nc; ++c) {
-    const std::uint32_t p = part_of_[in.path_links[in.path_offsets[c]]];
+    const std::uint32_t p = class_part_[c];
     if (first_[p] != p) continue;
     r_flows_.push_back(in.class_flows[c]);
     if (!in.class_cap.empty()) r_cap_.push_back(in.class_cap[c]);
@@ -184,7 +188,7 @@ void TwinParts::solve_parts(MaxMinSolver& solver, const MaxMinProblem& in, std::
   // The first parts' rates, then each twin's from its first part, class by class.
   std::size_t r = 0;
   for (std::uint32_t c = 0; c < nc; ++c) {
-    const std::uint32_t p = part_of_[in.path_links[in.path_offsets[c]]];
+    const std::uint32_t p = class_part_[c];
     if (first_[p] == p) rate[c] = r_rate_[r++];
   }
   assert(r == r_rate_.size());

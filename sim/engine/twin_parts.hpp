@@ -70,6 +70,7 @@ class TwinParts {
   std::vector<std::uint32_t> rank_;          // per link: its position among its part's links
   std::vector<std::uint32_t> link_offsets_;  // per part: its links, in link_order_
   std::vector<std::uint32_t> link_order_;
+  std::vector<std::uint32_t> class_part_;     // per class: its part
   std::vector<std::uint32_t> class_offsets_;  // per part: its classes, in class_order_
   std::vector<std::uint32_t> class_order_;
   std::vector<std::uint32_t> first_;  // per part: the first part of its twin set (itself if none)
