@@ -96,11 +96,14 @@ class DrainQueue {
       ends_.pop();
       if ((id & kBucketBit) != 0) {
         Bucket& b = buckets_[id & ~kBucketBit];
-        for (const std::uint32_t cls : b.classes) {
+        for (std::uint32_t i = 0; i < b.classes.size(); ++i) {
+          const std::uint32_t cls = b.classes[i];
+          if (!member(cls, id, i)) continue;  // (left the bucket)
           due.push_back(cls);
           drain_[cls].queue_ref = kAbsent;
         }
         b.classes.clear();
+        b.live = 0;
         free_buckets_.push_back(id & ~kBucketBit);
       } else {
         due.push_back(id);
@@ -128,7 +131,11 @@ class DrainQueue {
   };
   struct Bucket {
     std::int64_t end_ps = 0;
-    std::vector<std::uint32_t> classes;  // in no order; a class's queue_pos is its place here
+    // Its classes in no order, a class's queue_pos its place here, and those that left it: a
+    // class that leaves is not taken out (that would move the last one, a read of its
+    // ClassDrain), only counted out; the list is compacted when most of it has left.
+    std::vector<std::uint32_t> classes;
+    std::uint32_t live = 0;  // the classes in the bucket
     std::uint32_t heap_pos = 0;
   };
   struct Position {
@@ -157,7 +164,7 @@ class DrainQueue {
     if (r.end_ps != end_ps || r.id == kAbsent) return kAbsent;
     if ((r.id & kBucketBit) != 0) {
       const Bucket& b = buckets_[r.id & ~kBucketBit];
-      return !b.classes.empty() && b.end_ps == end_ps ? r.id : kAbsent;
+      return b.live != 0 && b.end_ps == end_ps ? r.id : kAbsent;
     }
     const std::uint32_t ref = drain_[r.id].queue_ref;
     return ref != kAbsent && (ref & kBucketBit) == 0 && ends_[ref].end_ps == end_ps ? r.id
@@ -222,24 +229,37 @@ class DrainQueue {
     buckets_[b].end_ps = end_ps;
     return b;
   }
+  // Whether `cls`, listed at `pos` in the bucket `id` (kBucketBit | index), is still in it.
+  bool member(std::uint32_t cls, std::uint32_t id, std::uint32_t pos) const {
+    return drain_[cls].queue_ref == id && drain_[cls].queue_pos == pos;
+  }
   void add_to_bucket(std::uint32_t cls, std::uint32_t b) {
-    std::vector<std::uint32_t>& classes = buckets_[b].classes;
+    Bucket& bucket = buckets_[b];
+    std::vector<std::uint32_t>& classes = bucket.classes;
+    if (classes.size() >= 2 * static_cast<std::size_t>(bucket.live) + 16) {
+      // Most have left: keep the members only.
+      std::size_t kept = 0;
+      for (std::uint32_t i = 0; i < classes.size(); ++i) {
+        const std::uint32_t member_cls = classes[i];
+        if (!member(member_cls, kBucketBit | b, i)) continue;
+        drain_[member_cls].queue_pos = static_cast<std::uint32_t>(kept);
+        classes[kept++] = member_cls;
+      }
+      classes.resize(kept);
+    }
     drain_[cls].queue_ref = kBucketBit | b;
     drain_[cls].queue_pos = static_cast<std::uint32_t>(classes.size());
     classes.push_back(cls);
+    ++bucket.live;
   }
   // Takes `cls` out of its bucket, and the bucket out of the heap when it empties.
   void leave_bucket(std::uint32_t cls) {
     const std::uint32_t b = drain_[cls].queue_ref & ~kBucketBit;
-    std::vector<std::uint32_t>& classes = buckets_[b].classes;
-    const std::uint32_t pos = drain_[cls].queue_pos;
-    const std::uint32_t last = classes.back();
-    classes[pos] = last;
-    drain_[last].queue_pos = pos;
-    classes.pop_back();
+    Bucket& bucket = buckets_[b];
     drain_[cls].queue_ref = kAbsent;
-    if (classes.empty()) {
-      remove_entry(buckets_[b].heap_pos);
+    if (--bucket.live == 0) {
+      bucket.classes.clear();
+      remove_entry(bucket.heap_pos);
       free_buckets_.push_back(b);
     }
   }
