@@ -22,7 +22,10 @@ inline std::int64_t drain_ps(double bytes, double rate) {
   ps -= 1e-3 + ps * 1e-12;
   if (ps <= 0.0) return 0;
   if (ps >= kMaxDrainPs) return static_cast<std::int64_t>(kMaxDrainPs);
-  return static_cast<std::int64_t>(std::ceil(ps));
+  // std::ceil without the call into libm (it is one on x86-64 before SSE 4.1): 0 < ps < 2^63,
+  // so the truncation is the floor, exact, and so is its conversion back.
+  const auto floor_ps = static_cast<std::int64_t>(ps);
+  return static_cast<double>(floor_ps) < ps ? floor_ps + 1 : floor_ps;
 }
 
 }  // namespace stepsim::engine::detail
