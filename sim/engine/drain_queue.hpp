@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/engine/flow_tables.hpp"
@@ -52,6 +53,48 @@ class DrainQueue {
   void end_bulk() {
     bulk_ = false;
     ends_.make_heap();
+  }
+
+  // Between begin_moves() and end_moves() (not in bulk, each class set at most once, nothing
+  // else asked of the queue), the set() calls of classes in buckets wait for end_moves(), which
+  // moves a bucket whose classes all go to one end as a whole (its entry re-keyed: twins that
+  // drained in step drain in step again) and the other classes one by one. Only the entries
+  // differ from moving each at once: the ends and the order classes come out in are the same.
+  void begin_moves() { moving_ = true; }
+  void end_moves() {
+    moving_ = false;
+    if (pending_.empty()) return;
+    for (const auto& [cls, end_ps] : pending_) {
+      const std::uint32_t b = drain_[cls].queue_ref & ~kBucketBit;
+      Bucket& bucket = buckets_[b];
+      if (bucket.pending == 0) {
+        bucket.pending_end = end_ps;
+        moved_.push_back(b);
+      } else if (bucket.pending_end != end_ps) {
+        bucket.mixed = true;
+      }
+      ++bucket.pending;
+    }
+    for (const std::uint32_t b : moved_) {
+      Bucket& bucket = buckets_[b];
+      if (!bucket.mixed && bucket.pending == bucket.live) {
+        bucket.end_ps = bucket.pending_end;
+        ends_.update(bucket.heap_pos, {bucket.end_ps, kBucketBit | b});
+        remember(bucket.end_ps, kBucketBit | b);
+        bucket.pending = kWhole;
+      } else {
+        bucket.pending = 0;
+      }
+      bucket.mixed = false;
+    }
+    for (const auto& [cls, end_ps] : pending_) {
+      if (buckets_[drain_[cls].queue_ref & ~kBucketBit].pending != kWhole) set_rest(cls, end_ps);
+    }
+    for (const std::uint32_t b : moved_) {
+      if (buckets_[b].pending == kWhole) buckets_[b].pending = 0;
+    }
+    pending_.clear();
+    moved_.clear();
   }
 
   // Queues `cls` at `end_ps` (>= 0), or moves it there. (The usual cases inline: a class with an
@@ -120,6 +163,7 @@ class DrainQueue {
   // In an entry's id and a class's queue_ref: a bucket (the low bits its index).
   static constexpr std::uint32_t kBucketBit = 0x80000000u;
   static constexpr unsigned kRecentBits = 8;
+  static constexpr std::uint32_t kWhole = 0xffffffffu;  // Bucket::pending: moved as a whole
   struct Entry {
     std::int64_t end_ps;
     std::uint32_t id;  // a class, or kBucketBit | a bucket
@@ -136,6 +180,10 @@ class DrainQueue {
     // ClassDrain), only counted out; the list is compacted when most of it has left.
     std::vector<std::uint32_t> classes;
     std::uint32_t live = 0;  // the classes in the bucket
+    // end_moves(): how many of them move, and where (mixed: not all to one end).
+    std::uint32_t pending = 0;
+    bool mixed = false;
+    std::int64_t pending_end = 0;
     std::uint32_t heap_pos = 0;
   };
   struct Position {
@@ -181,6 +229,10 @@ class DrainQueue {
       ++size_;
     } else if ((ref & kBucketBit) != 0) {
       if (buckets_[ref & ~kBucketBit].end_ps == end_ps) return;
+      if (moving_) {
+        pending_.emplace_back(cls, end_ps);
+        return;
+      }
       leave_bucket(cls);
     } else {  // an entry of its own
       const std::uint32_t holder = recent(end_ps);
@@ -292,6 +344,9 @@ class DrainQueue {
   IndexedHeap<Entry, Earlier, Position> ends_{Position{&drain_, &buckets_}};
   std::size_t size_ = 0;
   bool bulk_ = false;
+  bool moving_ = false;
+  std::vector<std::pair<std::uint32_t, std::int64_t>> pending_;  // (class, end) to move
+  std::vector<std::uint32_t> moved_;                             // buckets they are in
 };
 
 }  // namespace stepsim::engine::detail

@@ -865,7 +865,11 @@ void FlowNetwork::State::apply_rates(const IncrementalMaxMin::Component& compone
   const std::span<const std::uint32_t> classes = component.classes;
   const std::size_t nc = classes.size();
   const bool bulk = nc >= 1024 && 4 * nc >= drain_queue_.size();
-  if (bulk) drain_queue_.begin_bulk();
+  if (bulk) {
+    drain_queue_.begin_bulk();
+  } else {
+    drain_queue_.begin_moves();
+  }
   bool solved_rates = true;  // every class has the rate the solve found, bit for bit
   for (std::size_t i = 0; i < nc; ++i) {
     if (i + kPrefetchAhead < nc) {
@@ -884,7 +888,11 @@ void FlowNetwork::State::apply_rates(const IncrementalMaxMin::Component& compone
       solved_rates = false;
     }
   }
-  if (bulk) drain_queue_.end_bulk();
+  if (bulk) {
+    drain_queue_.end_bulk();
+  } else {
+    drain_queue_.end_moves();
+  }
   // The links' loads under the rates applied: those the solve summed, unless a class kept an old
   // rate a hair from its new one.
   if (solved_rates) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <random>
 #include <vector>
@@ -77,6 +78,32 @@ TEST(DrainQueue, TakesTheClassesOfTheSmallestEndInIndexOrderAsAHeapOfClassesWoul
         const std::uint32_t c = rng() % classes;
         q.erase(c);
         ref.end.erase(c);
+      } else if (op < 8) {  // a round of moves, as a solve that moves a few twin sets
+        q.begin_moves();
+        std::vector<char> moved(classes, 0);
+        const std::uint32_t groups = 1 + rng() % 3;
+        for (std::uint32_t g = 0; g < groups; ++g) {
+          // The classes of one end now (a bucket, as twins are), most or all to one new end.
+          const std::int64_t from =
+              ref.end.empty() ? -1 : std::next(ref.end.begin(), rng() % ref.end.size())->second;
+          const std::int64_t to = pick_end();
+          for (const auto& [c, e] : std::map<std::uint32_t, std::int64_t>(ref.end)) {
+            if (e != from || moved[c] != 0 || rng() % 5 == 0) continue;
+            moved[c] = 1;
+            const std::int64_t end = rng() % 7 == 0 ? pick_end() : to;
+            q.set(c, end);
+            ref.end[c] = end;
+          }
+        }
+        for (std::uint32_t k = rng() % 4; k > 0; --k) {  // and a few others
+          const std::uint32_t c = rng() % classes;
+          if (moved[c] != 0) continue;
+          moved[c] = 1;
+          const std::int64_t e = pick_end();
+          q.set(c, e);
+          ref.end[c] = e;
+        }
+        q.end_moves();
       } else if (op < 9) {
         if (ref.end.empty()) continue;
         const std::int64_t first = q.take_first(due);
