@@ -539,7 +539,7 @@ std::uint32_t FlowNetwork::State::create_class(std::span<const LinkId> path,
   const bool capped = rate_cap != kNoCap;
   hot.path_size = static_cast<std::uint32_t>(path.size()) | (spray ? kSprayedBit : 0) |
                   (capped ? kCappedBit : 0);
-  c.rate_cap = rate_cap;
+  hot.rate_cap = rate_cap;
   std::uint32_t* const links = !spray && path.size() <= kInlinePath ? hot.path : nullptr;
   c.long_path.clear();
   c.shares.assign(shares.begin(), shares.end());

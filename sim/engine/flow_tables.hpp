@@ -37,12 +37,12 @@ inline void prefetch(const void* address) {
   __builtin_prefetch(address);
 }
 
-inline constexpr std::size_t kInlinePath = 11;  // fills ClassHot's cache line
+inline constexpr std::size_t kInlinePath = 9;  // fills ClassHot's cache line, with the cap
 // Set in ClassHot::path_size for a sprayed class: its links are in FlowClass::long_path (at any
 // length) and their shares in FlowClass::shares.
 inline constexpr std::uint32_t kSprayedBit = 0x80000000u;
 // Set in ClassHot::path_size for a class whose flows each have a rate cap of their own
-// (FlowClass::rate_cap). The low bits hold the path's length.
+// (ClassHot::rate_cap). The low bits hold the path's length.
 inline constexpr std::uint32_t kCappedBit = 0x40000000u;
 inline constexpr std::uint32_t kPathLengthMask = 0x3fffffffu;
 // No rate cap.
@@ -55,6 +55,10 @@ struct alignas(64) ClassHot {
   std::uint32_t path_size = 0;  // links, | kSprayedBit for a sprayed class, | kCappedBit
   // The path when it has at most kInlinePath links (else in FlowClass::long_path).
   std::uint32_t path[kInlinePath] = {};
+  // The most bytes/s each flow of the class may take, whatever its links leave (infinity: no
+  // cap); with kCappedBit. (Here and not in FlowClass: the search reads it for every capped
+  // class it finds, as most are in a training step: each member's send ceiling.)
+  double rate_cap = std::numeric_limits<double>::infinity();
 };
 static_assert(sizeof(ClassHot) == 64);
 
@@ -76,9 +80,6 @@ struct FlowClass {
   std::vector<std::pair<double, std::uint32_t>> targets;  // min-heap of (D target, part)
   std::uint64_t hash = 0;
   Time latency;
-  // The most bytes/s each flow of the class may take, whatever its links leave (infinity: no
-  // cap); with kCappedBit.
-  double rate_cap = std::numeric_limits<double>::infinity();
   std::uint32_t next_same_hash = kNone;
   bool dirty = false;  // listed in IncrementalMaxMin's changes
   bool in_use = false;
@@ -106,9 +107,9 @@ struct FlowTables {
 
   static bool sprayed(const ClassHot& h) { return (h.path_size & kSprayedBit) != 0; }
   static bool capped(const ClassHot& h) { return (h.path_size & kCappedBit) != 0; }
-  // A class's cap per flow: FlowClass::rate_cap, or infinity (read only for a capped class).
+  // A class's cap per flow: ClassHot::rate_cap, or infinity.
   double rate_cap(std::uint32_t cls) const {
-    return capped(hot[cls]) ? classes[cls].rate_cap : std::numeric_limits<double>::infinity();
+    return capped(hot[cls]) ? hot[cls].rate_cap : std::numeric_limits<double>::infinity();
   }
   // The class's links, from ClassHot (a plain path of at most kInlinePath links) or
   // FlowClass::long_path.
