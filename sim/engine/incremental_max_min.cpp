@@ -266,12 +266,8 @@ bool IncrementalMaxMin::grow_boundary() {
   // (With twin parts, each first part's classes summed and copied to its twins: the same bits.)
   const MaxMinProblem problem{capacity_, flows_, offsets_, path_, share_, cap_};
   if (!twins_ || !twin_parts_.sum_loads(problem, rate_, load_, finite)) {
-    for (std::size_t i = 0; i < nc; ++i) {
-      const double class_load = static_cast<double>(flows_[i]) * rate_[i];
-      finite = finite && std::isfinite(class_load);
-      for (std::uint32_t k = offsets_[i]; k < offsets_[i + 1]; ++k)
-        load_[path_[k]] += sprayed_ ? class_load * share_[k] : class_load;
-    }
+    for (std::size_t i = 0; i < nc; ++i)
+      finite = std::isfinite(problem.add_class_load(i, rate_[i], load_)) && finite;
   }
   // An estimated link that the rates bring within twice the saturation margin (or rates without
   // a limit: never expected, as every class crosses a crossed link) is summed exactly, and the

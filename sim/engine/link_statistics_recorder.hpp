@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/engine/drain_time.hpp"
 #include "sim/engine/flow_network.hpp"
 
 namespace stepsim::engine::detail {
@@ -70,7 +71,6 @@ class LinkStatisticsRecorder {
   std::int64_t settled_ps(std::uint32_t link) const { return links_[link].settled_ps; }
 
  private:
-  static constexpr double kSecondsPerPs = 1e-12;
   // What is kept per link, together (a solve settles every link of its component).
   struct Link {
     std::int64_t settled_ps = 0;

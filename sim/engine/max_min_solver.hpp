@@ -49,6 +49,14 @@ struct MaxMinProblem {
       return n;
     }
   }
+  // Adds class c's load at `rate` per flow (n_c rate, times its weight on each link) to `load`,
+  // by link, in path order; returns n_c rate.
+  double add_class_load(std::size_t c, double rate, std::span<double> load) const {
+    const double class_load = static_cast<double>(class_flows[c]) * rate;
+    for (std::uint32_t k = path_offsets[c]; k < path_offsets[c + 1]; ++k)
+      load[path_links[k]] += path_weights.empty() ? class_load : class_load * path_weights[k];
+    return class_load;
+  }
 };
 
 class MaxMinSolver {

@@ -204,37 +204,21 @@ void TwinParts::solve_parts(MaxMinSolver& solver, const MaxMinProblem& in, std::
 
 bool TwinParts::sum_loads(const MaxMinProblem& in, std::span<const double> rate,
                           std::span<double> load, bool& finite) const {
-  const std::uint32_t parts = twin_set_parts_;
-  if (parts == 0) return false;
-  for (std::uint32_t p = 0; p < parts; ++p) {
-    const std::uint32_t q = first_[p];
-    if (q == p) continue;
-    const std::uint32_t links = link_offsets_[p + 1] - link_offsets_[p];
-    for (std::uint32_t k = 0; k < links; ++k) {
-      if (bits(load[link_order_[link_offsets_[p] + k]]) !=
-          bits(load[link_order_[link_offsets_[q] + k]]))
-        return false;
-    }
-  }
+  if (twin_set_parts_ == 0) return false;
+  bool same_outside = true;
+  for_each_twin_link([&](std::uint32_t twin, std::uint32_t first) {
+    same_outside = same_outside && bits(load[twin]) == bits(load[first]);
+  });
+  if (!same_outside) return false;
   finite = true;
-  for (std::uint32_t p = 0; p < parts; ++p) {
+  for (std::uint32_t p = 0; p < twin_set_parts_; ++p) {
     if (first_[p] != p) continue;
     for (std::uint32_t k = class_offsets_[p]; k < class_offsets_[p + 1]; ++k) {
       const std::uint32_t c = class_order_[k];
-      const double class_load = static_cast<double>(in.class_flows[c]) * rate[c];
-      finite = finite && std::isfinite(class_load);
-      for (std::uint32_t i = in.path_offsets[c]; i < in.path_offsets[c + 1]; ++i)
-        load[in.path_links[i]] +=
-            in.path_weights.empty() ? class_load : class_load * in.path_weights[i];
+      finite = std::isfinite(in.add_class_load(c, rate[c], load)) && finite;
     }
   }
-  for (std::uint32_t p = 0; p < parts; ++p) {
-    const std::uint32_t q = first_[p];
-    if (q == p) continue;
-    const std::uint32_t links = link_offsets_[p + 1] - link_offsets_[p];
-    for (std::uint32_t k = 0; k < links; ++k)
-      load[link_order_[link_offsets_[p] + k]] = load[link_order_[link_offsets_[q] + k]];
-  }
+  for_each_twin_link([&](std::uint32_t twin, std::uint32_t first) { load[twin] = load[first]; });
   return true;
 }
 

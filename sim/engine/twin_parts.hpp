@@ -64,6 +64,17 @@ class TwinParts {
   void solve_parts(MaxMinSolver& solver, const MaxMinProblem& in, std::uint32_t parts,
                    std::span<double> rate);
   std::uint64_t signature(const MaxMinProblem& in, std::uint32_t part) const;
+  // Calls f(twin, first) for each link of a twin part of the last solve that found twins and the
+  // link at its rank in the first part.
+  template <class F>
+  void for_each_twin_link(F f) const {
+    for (std::uint32_t p = 0; p < twin_set_parts_; ++p) {
+      const std::uint32_t q = first_[p];
+      if (q == p) continue;
+      for (std::uint32_t k = 0; k < link_offsets_[p + 1] - link_offsets_[p]; ++k)
+        f(link_order_[link_offsets_[p] + k], link_order_[link_offsets_[q] + k]);
+    }
+  }
   bool equal(const MaxMinProblem& in, std::uint32_t a, std::uint32_t b) const;
 
   std::span<const std::uint32_t> part_of_;   // per link: its part (as given to solve)
