@@ -122,6 +122,17 @@ void IncrementalMaxMin::visit_link(std::uint32_t l, bool cross, std::uint32_t la
   }
 }
 
+std::uint32_t IncrementalMaxMin::path_link(std::uint32_t l, std::uint32_t label, bool twins) {
+  // (Most links are met again; the saturation test is only for the first meeting.)
+  if (link_mark_[l] != stamp_) {
+    visit_link(l, saturated(tables_.link_load[l], tables_.link_capacity[l]), label);
+    return link_local_[l];
+  }
+  const std::uint32_t local = link_local_[l];
+  if (twins && link_label_[local] != label) join_labels(label, link_label_[local]);
+  return local;
+}
+
 void IncrementalMaxMin::grow_link_fields() {
   const std::size_t n = std::max<std::size_t>(64, 2 * link_label_.size());
   link_label_.resize(n);
@@ -170,22 +181,23 @@ void IncrementalMaxMin::scan(double fixed_below) {
       const std::span<const std::uint32_t> links = tables_.path(cls);
       const std::uint32_t flows = c.flows;
       const double class_load = static_cast<double>(flows) * c.rate;
+      if (!sprayed_) {  // (as below, with every share 1: no shares read or kept)
+        for (const std::uint32_t l : links) {
+          const std::uint32_t local = path_link(l, label, twins);
+          path_.push_back(local);
+          inside_load_[local] += class_load;
+          inside_count_[local] += flows;
+        }
+        offsets_.push_back(static_cast<std::uint32_t>(path_.size()));
+        continue;
+      }
       // (Read once: the stores below may alias the class's fields for the compiler.)
       const double* shares = FlowTables::sprayed(c) ? tables_.classes[cls].shares.data() : nullptr;
       for (std::size_t i = 0; i < links.size(); ++i) {
-        const std::uint32_t l = links[i];
-        std::uint32_t local;
-        // (Most links are met again; the saturation test is only for the first meeting.)
-        if (link_mark_[l] != stamp_) {
-          visit_link(l, saturated(tables_.link_load[l], tables_.link_capacity[l]), label);
-          local = link_local_[l];
-        } else {
-          local = link_local_[l];
-          if (twins && link_label_[local] != label) join_labels(label, link_label_[local]);
-        }
+        const std::uint32_t local = path_link(links[i], label, twins);
         path_.push_back(local);
         const double share = shares != nullptr ? shares[i] : 1.0;
-        if (sprayed_) share_.push_back(share);
+        share_.push_back(share);
         inside_load_[local] += class_load * share;  // (at the old rate, for estimate_boundary)
         inside_count_[local] += flows;
       }

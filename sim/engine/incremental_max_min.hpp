@@ -137,6 +137,10 @@ class IncrementalMaxMin {
  private:
   void start_search(bool full_resolve);
   [[gnu::always_inline]] inline void visit_link(std::uint32_t l, bool cross, std::uint32_t label);
+  // A link of a class the search found: visited (crossed if saturated) when first met, its part's
+  // label joined with `label` (when looking for twins); returns its local index.
+  [[gnu::always_inline]] inline std::uint32_t path_link(std::uint32_t l, std::uint32_t label,
+                                                        bool twins);
   std::uint32_t find_label(std::uint32_t x) {
     while (label_parent_[x] != x) {
       label_parent_[x] = label_parent_[label_parent_[x]];

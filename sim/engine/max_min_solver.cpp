@@ -97,14 +97,29 @@ void MaxMinSolver::place_links(std::size_t links, std::span<const double> class_
       heap_.push_unordered({share_[l], l});
     }
   }
+  auto before = [](const Cap& a, const Cap& b) {
+    return a.share < b.share || (a.share == b.share && a.cls < b.cls);
+  };
+  std::sort(caps_.begin(), caps_.end(), before);
   // A class's own cap is a private link of that capacity per flow (kAbsent: no link froze it).
+  // They come in class order, and in a training step mostly with one value (each member's send
+  // ceiling): already sorted, merged with the links' caps instead of sorted with them.
+  class_caps_.clear();
   for (std::uint32_t c = 0; c < class_cap.size(); ++c)
     if (class_cap[c] != std::numeric_limits<double>::infinity())
-      caps_.push_back({class_cap[c], c, kAbsent});
+      class_caps_.push_back({class_cap[c], c, kAbsent});
   heap_.make_heap();
-  std::sort(caps_.begin(), caps_.end(), [](const Cap& a, const Cap& b) {
-    return a.share < b.share || (a.share == b.share && a.cls < b.cls);
-  });
+  if (class_caps_.empty()) return;
+  if (!std::is_sorted(class_caps_.begin(), class_caps_.end(), before))
+    std::sort(class_caps_.begin(), class_caps_.end(), before);
+  if (caps_.empty()) {
+    caps_.swap(class_caps_);
+    return;
+  }
+  merged_caps_.resize(caps_.size() + class_caps_.size());
+  std::merge(caps_.begin(), caps_.end(), class_caps_.begin(), class_caps_.end(),
+             merged_caps_.begin(), before);
+  caps_.swap(merged_caps_);
 }
 
 template <bool kWeighted, bool kBottlenecks>

@@ -167,7 +167,9 @@ class MaxMinSolver {
   std::vector<std::uint32_t> touched_;
   std::vector<std::uint32_t> touched_mark_;
   std::vector<std::uint8_t> frozen_;
-  std::vector<Cap> caps_;  // sorted by share
+  std::vector<Cap> caps_;        // sorted by share
+  std::vector<Cap> class_caps_;  // (scratch: the classes' own caps, then merged with the links')
+  std::vector<Cap> merged_caps_;
   // solve_with_bottlenecks' outputs while it runs.
   std::span<std::uint32_t> bottleneck_;
   std::vector<std::uint32_t>* order_ = nullptr;
