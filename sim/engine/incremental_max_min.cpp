@@ -149,12 +149,16 @@ void IncrementalMaxMin::scan(double fixed_below) {
   for (std::size_t q = 0; q < scan_queue_.size(); ++q) {
     const std::uint32_t j = link_local_[scan_queue_[q]];
     const std::uint32_t label = twins ? find_label(link_label_[j]) : 0;
-    const std::vector<std::uint32_t>& on_link = tables_.link_classes[scan_queue_[q]];
-    const std::vector<double>& shares_on_link = tables_.link_shares[scan_queue_[q]];
-    for (std::size_t k = 0; k < on_link.size(); ++k) {
-      if (k + kPrefetchAhead < on_link.size()) prefetch(&tables_.hot[on_link[k + kPrefetchAhead]]);
+    // (Read once: the lists' and the classes' storage do not move during the search, and the
+    // stores below may alias the vectors' pointers for the compiler.)
+    const std::uint32_t* const on_link = tables_.link_classes[scan_queue_[q]].data();
+    const std::size_t listed = tables_.link_classes[scan_queue_[q]].size();
+    const double* const shares_on_link = tables_.link_shares[scan_queue_[q]].data();
+    ClassHot* const hot = tables_.hot.data();
+    for (std::size_t k = 0; k < listed; ++k) {
+      if (k + kPrefetchAhead < listed) prefetch(&hot[on_link[k + kPrefetchAhead]]);
       const std::uint32_t cls = on_link[k];
-      ClassHot& c = tables_.hot[cls];
+      ClassHot& c = hot[cls];
       if (c.mark == stamp_) continue;
       if (c.rate > 0.0 && c.rate < fixed_below) {  // the only classes a crossed link leaves out
         fixed_load_[j] += static_cast<double>(c.flows) * c.rate * shares_on_link[k];
