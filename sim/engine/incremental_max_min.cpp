@@ -122,13 +122,15 @@ void IncrementalMaxMin::visit_link(std::uint32_t l, bool cross, std::uint32_t la
   }
 }
 
-std::uint32_t IncrementalMaxMin::path_link(std::uint32_t l, std::uint32_t label, bool twins) {
+std::uint32_t IncrementalMaxMin::path_link(std::uint32_t l, std::uint32_t label, bool twins,
+                                           const std::uint32_t* mark, const std::uint32_t* local_of,
+                                           std::uint32_t stamp) {
   // (Most links are met again; the saturation test is only for the first meeting.)
-  if (link_mark_[l] != stamp_) {
+  if (mark[l] != stamp) {
     visit_link(l, saturated(tables_.link_load[l], tables_.link_capacity[l]), label);
-    return link_local_[l];
+    return local_of[l];
   }
-  const std::uint32_t local = link_local_[l];
+  const std::uint32_t local = local_of[l];
   if (twins && link_label_[local] != label) join_labels(label, link_label_[local]);
   return local;
 }
@@ -155,18 +157,21 @@ void IncrementalMaxMin::scan(double fixed_below) {
     const std::size_t listed = tables_.link_classes[scan_queue_[q]].size();
     const double* const shares_on_link = tables_.link_shares[scan_queue_[q]].data();
     ClassHot* const hot = tables_.hot.data();
+    const std::uint32_t* const mark = link_mark_.data();
+    const std::uint32_t* const local_of = link_local_.data();
+    const std::uint32_t stamp = stamp_;
     for (std::size_t k = 0; k < listed; ++k) {
       if (k + kPrefetchAhead < listed) prefetch(&hot[on_link[k + kPrefetchAhead]]);
       const std::uint32_t cls = on_link[k];
       ClassHot& c = hot[cls];
-      if (c.mark == stamp_) continue;
+      if (c.mark == stamp) continue;
       if (c.rate > 0.0 && c.rate < fixed_below) {  // the only classes a crossed link leaves out
         fixed_load_[j] += static_cast<double>(c.flows) * c.rate * shares_on_link[k];
         fixed_count_[j] += c.flows;
         if (arrival_instant_) ++kept_at_arrivals_;  // (once per crossed link it is on)
         continue;
       }
-      c.mark = stamp_;
+      c.mark = stamp;
       comp_classes_.push_back(cls);
       flows_.push_back(c.flows);
       if (FlowTables::capped(c)) {
@@ -187,7 +192,7 @@ void IncrementalMaxMin::scan(double fixed_below) {
       const double class_load = static_cast<double>(flows) * c.rate;
       if (!sprayed_) {  // (as below, with every share 1: no shares read or kept)
         for (const std::uint32_t l : links) {
-          const std::uint32_t local = path_link(l, label, twins);
+          const std::uint32_t local = path_link(l, label, twins, mark, local_of, stamp);
           path_.push_back(local);
           inside_load_[local] += class_load;
           inside_count_[local] += flows;
@@ -198,7 +203,7 @@ void IncrementalMaxMin::scan(double fixed_below) {
       // (Read once: the stores below may alias the class's fields for the compiler.)
       const double* shares = FlowTables::sprayed(c) ? tables_.classes[cls].shares.data() : nullptr;
       for (std::size_t i = 0; i < links.size(); ++i) {
-        const std::uint32_t local = path_link(links[i], label, twins);
+        const std::uint32_t local = path_link(links[i], label, twins, mark, local_of, stamp);
         path_.push_back(local);
         const double share = shares != nullptr ? shares[i] : 1.0;
         share_.push_back(share);

@@ -139,8 +139,11 @@ class IncrementalMaxMin {
   [[gnu::always_inline]] inline void visit_link(std::uint32_t l, bool cross, std::uint32_t label);
   // A link of a class the search found: visited (crossed if saturated) when first met, its part's
   // label joined with `label` (when looking for twins); returns its local index.
+  // (mark, local_of and stamp: link_mark_, link_local_ and stamp_, read once by the caller.)
   [[gnu::always_inline]] inline std::uint32_t path_link(std::uint32_t l, std::uint32_t label,
-                                                        bool twins);
+                                                        bool twins, const std::uint32_t* mark,
+                                                        const std::uint32_t* local_of,
+                                                        std::uint32_t stamp);
   std::uint32_t find_label(std::uint32_t x) {
     while (label_parent_[x] != x) {
       label_parent_[x] = label_parent_[label_parent_[x]];
