@@ -871,14 +871,19 @@ void FlowNetwork::State::apply_rates(const IncrementalMaxMin::Component& compone
     drain_queue_.begin_moves();
   }
   bool solved_rates = true;  // every class has the rate the solve found, bit for bit
+  // (Read once: the tables do not move here, and the drain queue's stores may alias the vectors'
+  // pointers for the compiler.)
+  ClassHot* const hot = tables_.hot.data();
+  const ClassDrain* const drain = tables_.drain.data();
+  const double* const rates = component.rates.data();
   for (std::size_t i = 0; i < nc; ++i) {
     if (i + kPrefetchAhead < nc) {
-      prefetch(&tables_.hot[classes[i + kPrefetchAhead]]);
-      prefetch(&tables_.drain[classes[i + kPrefetchAhead]]);
+      prefetch(&hot[classes[i + kPrefetchAhead]]);
+      prefetch(&drain[classes[i + kPrefetchAhead]]);
     }
     const std::uint32_t cls = classes[i];
-    ClassHot& h = tables_.hot[cls];
-    const double rate = component.rates[i];
+    ClassHot& h = hot[cls];
+    const double rate = rates[i];
     if (h.rate == 0.0 || std::fabs(rate - h.rate) > kRateChangeTolerance * h.rate) {
       settle_class(cls, now_ps);
       h.rate = rate;

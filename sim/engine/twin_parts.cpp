@@ -156,14 +156,19 @@ void TwinParts::solve_parts(MaxMinSolver& solver, const MaxMinProblem& in, std::
   twin_set_parts_ = parts;
 
   // The problem of the first parts, links and classes in their order in the whole problem.
+  // (Inputs read through locals: the push_backs below may alias the spans' and vectors' pointers
+  // for the compiler.)
   const std::size_t nl = in.link_capacity.size();
   const std::size_t nc = in.class_flows.size();
+  const std::span<const std::uint32_t> part_of = part_of_;
+  const std::uint32_t* const first = first_.data();
   reduced_link_.assign(nl, kNone);
+  std::uint32_t* const reduced = reduced_link_.data();
   r_capacity_.clear();
   for (std::uint32_t l = 0; l < nl; ++l) {
-    const std::uint32_t p = part_of_[l];
-    if (first_[p] != p) continue;
-    reduced_link_[l] = static_cast<std::uint32_t>(r_capacity_.size());
+    const std::uint32_t p = part_of[l];
+    if (first[p] != p) continue;
+    reduced[l] = static_cast<std::uint32_t>(r_capacity_.size());
     r_capacity_.push_back(in.link_capacity[l]);
   }
   r_flows_.clear();
@@ -171,14 +176,18 @@ void TwinParts::solve_parts(MaxMinSolver& solver, const MaxMinProblem& in, std::
   r_links_.clear();
   r_weights_.clear();
   r_cap_.clear();
+  const std::span<const std::uint32_t> flows = in.class_flows, offsets = in.path_offsets,
+                                       links = in.path_links;
+  const std::span<const double> caps = in.class_cap, weights = in.path_weights;
+  const std::uint32_t* const class_part = class_part_.data();
   for (std::uint32_t c = 0; c < nc; ++c) {
-    const std::uint32_t p = class_part_[c];
-    if (first_[p] != p) continue;
-    r_flows_.push_back(in.class_flows[c]);
-    if (!in.class_cap.empty()) r_cap_.push_back(in.class_cap[c]);
-    for (std::uint32_t k = in.path_offsets[c]; k < in.path_offsets[c + 1]; ++k) {
-      r_links_.push_back(reduced_link_[in.path_links[k]]);
-      if (!in.path_weights.empty()) r_weights_.push_back(in.path_weights[k]);
+    const std::uint32_t p = class_part[c];
+    if (first[p] != p) continue;
+    r_flows_.push_back(flows[c]);
+    if (!caps.empty()) r_cap_.push_back(caps[c]);
+    for (std::uint32_t k = offsets[c]; k < offsets[c + 1]; ++k) {
+      r_links_.push_back(reduced[links[k]]);
+      if (!weights.empty()) r_weights_.push_back(weights[k]);
     }
     r_offsets_.push_back(static_cast<std::uint32_t>(r_links_.size()));
   }
