@@ -61,7 +61,7 @@ IncrementalMaxMin::Component IncrementalMaxMin::solve(bool full_resolve) {
   // one changed class, a few parts at most and seldom twins, not looked for (BM_AllToAll's
   // departures: one component of 16k classes); nor in the full re-solve, which checks the rest.
   twins_ = allow_twins_ && !full_resolve && changed_.size() >= 2;
-  start_search(full_resolve);
+  start_search(full_resolve, fixed_below);
   for (;;) {
     scan(fixed_below);
     solve_local();
@@ -70,7 +70,7 @@ IncrementalMaxMin::Component IncrementalMaxMin::solve(bool full_resolve) {
   return {comp_classes_, rate_, comp_links_};
 }
 
-void IncrementalMaxMin::start_search(bool full_resolve) {
+void IncrementalMaxMin::start_search(bool full_resolve, double fixed_below) {
   ++stamp_;
   comp_links_.clear();
   comp_classes_.clear();
@@ -85,13 +85,19 @@ void IncrementalMaxMin::start_search(bool full_resolve) {
   cap_.clear();
   capped_ = false;  // cap_ is filled from the first capped class on
   label_parent_.clear();
+  part_link_begin_.clear();
+  part_class_begin_.clear();
+  in_turn_ = false;
   if (full_resolve) {
     label_parent_.push_back(0);
     for (std::uint32_t l = 0; l < tables_.link_capacity.size(); ++l)
       visit_link(l, true, 0);
-  } else {
-    // (A label per link: a changed class that left joins nothing; the classes the search finds
-    // join the links they cross.)
+    return;
+  }
+  // (A label per link: a changed class that left joins nothing; the classes the search finds
+  // join the links they cross.)
+  if (tables_.sprayed_flows > 0) {
+    // Every changed class's links first, then the links found from them, breadth first.
     for (const std::uint32_t d : changed_) {
       for (const std::uint32_t l : tables_.path(d)) {
         if (link_mark_[l] == stamp_) continue;
@@ -99,6 +105,26 @@ void IncrementalMaxMin::start_search(bool full_resolve) {
         label_parent_.push_back(label);
         visit_link(l, true, label);
       }
+    }
+    return;
+  }
+  // One part at a time: the search from a changed class's link runs to its end before the next
+  // link starts one, so each part's links and classes come together (a changed class's links
+  // are crossed wherever the search meets them).
+  in_turn_ = true;
+  for (const std::uint32_t d : changed_) {
+    for (const std::uint32_t l : tables_.path(d))
+      link_seed_[l] = stamp_;
+  }
+  for (const std::uint32_t d : changed_) {
+    for (const std::uint32_t l : tables_.path(d)) {
+      if (link_mark_[l] == stamp_) continue;
+      const auto label = static_cast<std::uint32_t>(label_parent_.size());
+      label_parent_.push_back(label);
+      part_link_begin_.push_back(static_cast<std::uint32_t>(comp_links_.size()));
+      part_class_begin_.push_back(static_cast<std::uint32_t>(comp_classes_.size()));
+      visit_link(l, true, label);
+      scan(fixed_below);
     }
   }
 }
@@ -127,7 +153,9 @@ std::uint32_t IncrementalMaxMin::path_link(std::uint32_t l, std::uint32_t label,
                                            std::uint32_t stamp) {
   // (Most links are met again; the saturation test is only for the first meeting.)
   if (mark[l] != stamp) {
-    visit_link(l, saturated(tables_.link_load[l], tables_.link_capacity[l]), label);
+    visit_link(l,
+               link_seed_[l] == stamp || saturated(tables_.link_load[l], tables_.link_capacity[l]),
+               label);
     return local_of[l];
   }
   const std::uint32_t local = local_of[l];
@@ -248,8 +276,14 @@ void IncrementalMaxMin::solve_local() {
   rate_.resize(nc);
   classes_solved_ += nc;
   const MaxMinProblem problem{capacity_, flows_, offsets_, path_, share_, cap_};
+  // (The parts are still runs when the search took them one at a time and no class met two.)
+  bool runs = in_turn_;
+  for (std::uint32_t x = 0; runs && x < label_parent_.size(); ++x)
+    runs = label_parent_[x] == x;
   if (!twins_) {
     solver_.solve(problem, rate_);
+  } else if (runs) {
+    twin_parts_.solve_ranges(solver_, problem, rate_, part_link_begin_, part_class_begin_);
   } else {
     // The parts numbered by their smallest link.
     label_part_.assign(label_parent_.size(), kNoPart);
@@ -316,6 +350,7 @@ bool IncrementalMaxMin::grow_boundary() {
     }
   }
   if (scan_queue_.empty()) return false;
+  in_turn_ = false;  // (the classes found from here on join any part)
   ++boundary_expansions_;
   return true;
 }

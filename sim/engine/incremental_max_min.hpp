@@ -13,6 +13,14 @@
 // fills, every class outside keeps its rate exactly (its bottleneck link holds no component class,
 // and no link it crosses went over capacity) and the component's rates are max-min fair given them.
 //
+// Parts in turn. A component is often many disconnected parts (the replicas of a training step
+// doing the same thing at the same instant). While no sprayed flow is active, the search takes
+// them one at a time: from a changed class's link it runs to the end of that link's part before
+// the next changed link starts another, crossing every changed class's link wherever it meets it.
+// Each part's links and classes then come together, in runs, and the twin parts (twin_parts.hpp)
+// are found without listing them. (With sprayed flows the search goes breadth first from every
+// changed link at once, and the parts are listed.)
+//
 // Estimated boundary links. Summing what the classes outside leave on a boundary link reads every
 // class on it, often many more than the component holds (a fabric link of an all-to-all). The
 // classes outside have the rates and flows they had at the link's last solve (a class whose
@@ -54,6 +62,7 @@ class IncrementalMaxMin {
   void add_link() {
     link_mark_.push_back(0);
     link_local_.push_back(0);
+    link_seed_.push_back(0);
   }
   // Whether boundary links may be estimated (above); needs FlowTables::link_unsolved kept, which
   // the flow network does without idle_tolerance.
@@ -135,7 +144,7 @@ class IncrementalMaxMin {
   std::uint64_t kept_at_arrivals() const { return kept_at_arrivals_; }
 
  private:
-  void start_search(bool full_resolve);
+  void start_search(bool full_resolve, double fixed_below);
   [[gnu::always_inline]] inline void visit_link(std::uint32_t l, bool cross, std::uint32_t label);
   // A link of a class the search found: visited (crossed if saturated) when first met, its part's
   // label joined with `label` (when looking for twins); returns its local index.
@@ -177,6 +186,13 @@ class IncrementalMaxMin {
   std::uint32_t stamp_ = 0;
   std::vector<std::uint32_t> link_mark_;   // per link: stamp of the last search that reached it
   std::vector<std::uint32_t> link_local_;  // per link: its index in the component
+  std::vector<std::uint32_t> link_seed_;   // per link: stamp of the last search it is a changed
+                                           // class's link in (crossed wherever met)
+  // The search took the parts one at a time (no sprayed flow active): part p's links and classes
+  // begin at part_link_begin_[p] and part_class_begin_[p] (until a boundary link joins the search).
+  bool in_turn_ = false;
+  std::vector<std::uint32_t> part_link_begin_;
+  std::vector<std::uint32_t> part_class_begin_;
   std::vector<std::uint32_t> scan_queue_;  // links whose classes the search still has to visit
 
   // The component as a problem with local indices (link j is comp_links_[j], class i is

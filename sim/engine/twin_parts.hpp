@@ -9,7 +9,8 @@
 // each, so the rates of one part are those of any part equal to it.
 //
 // Parts. Two classes are in one part when their paths share a link; the caller gives the parts
-// (the incremental solve's search labels them as it finds the component). A part is
+// (the incremental solve's search labels them as it finds the component, or finds them in runs
+// when it takes them one at a time: solve_ranges). A part is
 // its links in increasing (local) index and its classes in increasing index; two parts are twins
 // when, listed so, they have the same number of links and classes, the same link capacities and
 // the same classes: flows, cap, path length, and path links and weights position for position
@@ -43,6 +44,13 @@ class TwinParts {
   // every link of a class in one part (the incremental solve's search labels them).
   void solve(MaxMinSolver& solver, const MaxMinProblem& problem, std::span<double> rate,
              std::span<const std::uint32_t> part_of_link, std::uint32_t parts);
+  // The same when each part's links and classes come together (the search took the parts one at
+  // a time): part p's links begin at link_begin[p] and its classes at class_begin[p] (the last
+  // part's run to the end), link_begin increasing from 0, class_begin nondecreasing from 0, every
+  // class's links in its part. Nothing is listed; the rates are the same bits as solve()'s.
+  void solve_ranges(MaxMinSolver& solver, const MaxMinProblem& problem, std::span<double> rate,
+                    std::span<const std::uint32_t> link_begin,
+                    std::span<const std::uint32_t> class_begin);
 
   // After solve(): the links' loads under `rate` when that solve found twins, else false (and
   // `load` unchanged). `load` holds each link's outside load on entry, which must be the same bit
@@ -72,12 +80,30 @@ class TwinParts {
       const std::uint32_t q = first_[p];
       if (q == p) continue;
       for (std::uint32_t k = 0; k < link_offsets_[p + 1] - link_offsets_[p]; ++k)
-        f(link_order_[link_offsets_[p] + k], link_order_[link_offsets_[q] + k]);
+        f(link_at(p, k), link_at(q, k));
     }
   }
+  // The k-th link and class of part p.
+  std::uint32_t link_at(std::uint32_t p, std::uint32_t k) const {
+    return ranges_ ? link_offsets_[p] + k : link_order_[link_offsets_[p] + k];
+  }
+  std::uint32_t class_at(std::uint32_t p, std::uint32_t k) const {
+    return ranges_ ? class_offsets_[p] + k : class_order_[class_offsets_[p] + k];
+  }
   bool equal(const MaxMinProblem& in, std::uint32_t a, std::uint32_t b) const;
+  bool equal_runs(const MaxMinProblem& in, std::uint32_t a, std::uint32_t b) const;
+  // The problem of the first parts (after the twins are found), solved, and the rates given out.
+  void solve_first_parts(MaxMinSolver& solver, const MaxMinProblem& in, std::uint32_t parts,
+                         std::span<double> rate);
+  void solve_first_runs(MaxMinSolver& solver, const MaxMinProblem& in, std::uint32_t parts,
+                        std::span<double> rate);
+  // The first parts' problem's classes: emptied, and class c appended (its links mapped).
+  void clear_first_classes();
+  template <class LinkMap>
+  void append_first_class(const MaxMinProblem& in, std::uint32_t c, LinkMap link_map);
 
-  std::span<const std::uint32_t> part_of_;   // per link: its part (as given to solve)
+  std::span<const std::uint32_t> part_of_;  // per link: its part (as given to solve)
+  bool ranges_ = false;  // the parts are runs of links and classes (solve_ranges): not listed
   std::vector<std::uint32_t> rank_;          // per link: its position among its part's links
   std::vector<std::uint32_t> link_offsets_;  // per part: its links, in link_order_
   std::vector<std::uint32_t> link_order_;

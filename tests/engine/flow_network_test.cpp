@@ -402,6 +402,24 @@ TEST_F(FlowNetworkTest, ALinkWithSpareCapacityThatFillsUpJoinsTheSolve) {
   EXPECT_NEAR(at(c).seconds(), 1e-3 + 995e6 / 4.5e9, 1e-12);
 }
 
+TEST_F(FlowNetworkTest, AnArrivalOnALinkAnotherPartReachesFirstIsSolvedWithIt) {
+  // f1 crosses A (10 GB/s, full) and C (100 GB/s, a tenth used). Then, in one instant, f2 joins
+  // A and f3 starts on C alone. The search from f2's link A reaches C through f1 before it takes
+  // f3's link: C must be crossed all the same (a changed class's link), or f3 is left without a
+  // rate. Rates: f1 and f2 5 GB/s each (A), f3 the 95 GB/s that f1 leaves on C.
+  const LinkId a = link(10 * kGBps);
+  const LinkId c = link(100 * kGBps);
+  const FlowId f1 = start(1'000'000'000, {a, c});
+  sim.run_until(Time::us(1));
+  const FlowId f2 = start(1'000'000'000, {a});
+  const FlowId f3 = start(1'000'000'000, {c});
+  sim.run_until(Time::us(2));
+  EXPECT_DOUBLE_EQ(net.current_rate(f1).value(), 5 * kGBps);
+  EXPECT_DOUBLE_EQ(net.current_rate(f2).value(), 5 * kGBps);
+  EXPECT_DOUBLE_EQ(net.current_rate(f3).value(), 95 * kGBps);
+  sim.run();
+}
+
 TEST_F(FlowNetworkTest, ABoundaryLinkThatADepartureLeavesWithSpareCapacityIsBoundedNotSummed) {
   // As above with Y at 10 GB/s: a and b share X (2 GB/s) at 1 GB/s each, c has 5 (Z), Y carries
   // 6 of 10. a leaves at 1 ms: Y is a boundary link of the re-solve, its outside load bounded by

@@ -138,17 +138,29 @@ std::vector<double> solve_twins(const Problem& p, TwinParts& twins) {
   return rate;
 }
 
+// Instance i of the random suites: 1 to 4 random parts, weighted in a third of the instances,
+// capped in a quarter, to be copied 2 to 6 times.
+struct Instance {
+  bool weighted = false;
+  bool capped = false;
+  std::vector<Problem> parts;
+  std::uint32_t copies = 0;
+};
+Instance random_instance(std::mt19937_64& rng, int i) {
+  Instance out;
+  out.weighted = i % 3 == 1;
+  out.capped = i % 4 == 2;
+  for (int k = 0; k < 1 + i % 4; ++k)
+    out.parts.push_back(random_part(rng, out.weighted, out.capped));
+  out.copies = 2 + static_cast<std::uint32_t>(i % 5);
+  return out;
+}
+
 TEST(TwinParts, CopiesOfAPartTakeTheWholeSolvesRatesBitForBit) {
   std::mt19937_64 rng(20261203);
   std::uint64_t twin_classes = 0;
   for (int instance = 0; instance < 1000; ++instance) {
-    const bool weighted = instance % 3 == 1;
-    const bool capped = instance % 4 == 2;
-    std::vector<Problem> parts;
-    const int n_parts = 1 + instance % 4;
-    for (int i = 0; i < n_parts; ++i)
-      parts.push_back(random_part(rng, weighted, capped));
-    const std::uint32_t copies = 2 + static_cast<std::uint32_t>(instance % 5);
+    const auto [weighted, capped, parts, copies] = random_instance(rng, instance);
     Problem p = interleave(parts, copies, weighted, capped);
     // A part that is no one's twin: a copy of the first with one thing changed a little (a
     // capacity or a cap by one ulp, one more flow, a weight, a path's first link).
@@ -218,6 +230,109 @@ TEST(TwinParts, CopiesOfAPartTakeTheWholeSolvesRatesBitForBit) {
     twin_classes += twins.twin_classes();
   }
   // Most classes were copied, not solved (the test would pass vacuously otherwise).
+  EXPECT_GT(twin_classes, 20000u);
+}
+
+// The parts as runs (TwinParts::solve_ranges: the incremental search takes the parts one at a
+// time): `copies` copies of each part one after another, the parts' copies taking turns (copy 0
+// of every part, then copy 1, ...), and with `odd` >= 0 a part that is no one's twin at the end:
+// the first with one thing changed (odd % 5: a capacity, a weight or a cap by one ulp, a flow
+// more, a path's last link). Part p of the result begins at link_begin[p] and class_begin[p].
+struct Runs {
+  Problem problem;
+  std::vector<std::uint32_t> link_begin;
+  std::vector<std::uint32_t> class_begin;
+};
+Runs in_runs(const std::vector<Problem>& parts, std::uint32_t copies, bool weighted, bool capped,
+             int odd) {
+  Runs out;
+  Problem& p = out.problem;
+  auto append = [&](const Problem& part) {
+    const auto base = static_cast<std::uint32_t>(p.capacity.size());
+    out.link_begin.push_back(base);
+    out.class_begin.push_back(static_cast<std::uint32_t>(p.flows.size()));
+    p.capacity.insert(p.capacity.end(), part.capacity.begin(), part.capacity.end());
+    for (std::uint32_t c = 0; c < part.flows.size(); ++c) {
+      p.flows.push_back(part.flows[c]);
+      for (std::uint32_t i = part.offsets[c]; i < part.offsets[c + 1]; ++i) {
+        p.links.push_back(base + part.links[i]);
+        if (weighted) p.weights.push_back(part.weights[i]);
+      }
+      p.offsets.push_back(static_cast<std::uint32_t>(p.links.size()));
+      if (capped) p.cap.push_back(part.cap[c]);
+    }
+  };
+  for (std::uint32_t k = 0; k < copies; ++k)
+    for (const Problem& part : parts)
+      append(part);
+  if (odd >= 0) {
+    Problem part = parts[0];
+    switch (odd % 5) {
+      case 1:
+        if (weighted) {
+          part.weights.back() = std::nextafter(part.weights.back(), 0.0);
+          break;
+        }
+        [[fallthrough]];
+      case 2:
+        if (capped && std::isfinite(part.cap.back())) {
+          part.cap.back() = std::nextafter(part.cap.back(), 1e300);
+          break;
+        }
+        [[fallthrough]];
+      case 0:
+        part.capacity.back() = std::nextafter(part.capacity.back(), 0.0);
+        break;
+      case 3:
+        ++part.flows.back();
+        break;
+      default:
+        part.links.back() =
+            (part.links.back() + 1) % static_cast<std::uint32_t>(part.capacity.size());
+    }
+    append(part);
+  }
+  return out;
+}
+
+TEST(TwinParts, PartsInRunsTakeTheWholeSolvesRatesBitForBit) {
+  std::mt19937_64 rng(20261203);
+  std::uint64_t twin_classes = 0;
+  for (int instance = 0; instance < 1000; ++instance) {
+    const auto [weighted, capped, parts, copies] = random_instance(rng, instance);
+    const Runs runs =
+        in_runs(parts, copies, weighted, capped, instance % 2 == 0 ? instance / 2 : -1);
+    const Problem& p = runs.problem;
+    const std::vector<double> whole = solve_whole(p);
+    std::vector<double> by_runs(p.flows.size());
+    MaxMinSolver solver;
+    TwinParts twins;
+    twins.solve_ranges(solver, {p.capacity, p.flows, p.offsets, p.links, p.weights, p.cap}, by_runs,
+                       runs.link_begin, runs.class_begin);
+    for (std::size_t c = 0; c < whole.size(); ++c)
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(whole[c]), std::bit_cast<std::uint64_t>(by_runs[c]))
+          << "instance " << instance << " class " << c << ": " << whole[c] << " vs " << by_runs[c];
+    // The loads summed per first part and copied to the twins' links: those of a sum over every
+    // class in order, bit for bit.
+    std::vector<double> load(p.capacity.size(), 0.0), summed(p.capacity.size(), 0.0);
+    bool finite = true;
+    const MaxMinProblem problem{p.capacity, p.flows, p.offsets, p.links, p.weights, p.cap};
+    for (std::size_t c = 0; c < p.flows.size(); ++c)
+      problem.add_class_load(c, whole[c], summed);
+    if (twins.sum_loads(problem, by_runs, load, finite)) {
+      for (std::size_t l = 0; l < load.size(); ++l)
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(load[l]), std::bit_cast<std::uint64_t>(summed[l]))
+            << "instance " << instance << " link " << l;
+    }
+    // Every copy after the first is found a twin (a problem of 16 classes or more).
+    std::uint64_t copied = 0;
+    for (const Problem& part : parts)
+      copied += (copies - 1) * part.flows.size();
+    if (p.flows.size() >= 16) {
+      ASSERT_GE(twins.twin_classes(), copied) << "instance " << instance;
+    }
+    twin_classes += twins.twin_classes();
+  }
   EXPECT_GT(twin_classes, 20000u);
 }
 
