@@ -94,37 +94,30 @@ void IncrementalMaxMin::start_search(bool full_resolve, double fixed_below) {
       visit_link(l, true, 0);
     return;
   }
-  // (A label per link: a changed class that left joins nothing; the classes the search finds
-  // join the links they cross.)
-  if (tables_.sprayed_flows > 0) {
-    // Every changed class's links first, then the links found from them, breadth first.
+  // A label per changed class's link (a changed class that left joins nothing; the classes the
+  // search finds join the links they cross). While no sprayed flow is active the search takes the
+  // parts one at a time: from a changed class's link it runs to its end before the next link
+  // starts one, so each part's links and classes come together (a changed class's links are
+  // flagged, to be crossed wherever the search meets them). Else every changed class's link is
+  // visited first, and the search goes breadth first from all of them.
+  in_turn_ = tables_.sprayed_flows == 0;
+  if (in_turn_) {
     for (const std::uint32_t d : changed_) {
-      for (const std::uint32_t l : tables_.path(d)) {
-        if (link_mark_[l] == stamp_) continue;
-        const auto label = static_cast<std::uint32_t>(label_parent_.size());
-        label_parent_.push_back(label);
-        visit_link(l, true, label);
-      }
+      for (const std::uint32_t l : tables_.path(d))
+        link_seed_[l] = stamp_;
     }
-    return;
-  }
-  // One part at a time: the search from a changed class's link runs to its end before the next
-  // link starts one, so each part's links and classes come together (a changed class's links
-  // are crossed wherever the search meets them).
-  in_turn_ = true;
-  for (const std::uint32_t d : changed_) {
-    for (const std::uint32_t l : tables_.path(d))
-      link_seed_[l] = stamp_;
   }
   for (const std::uint32_t d : changed_) {
     for (const std::uint32_t l : tables_.path(d)) {
       if (link_mark_[l] == stamp_) continue;
       const auto label = static_cast<std::uint32_t>(label_parent_.size());
       label_parent_.push_back(label);
-      part_link_begin_.push_back(static_cast<std::uint32_t>(comp_links_.size()));
-      part_class_begin_.push_back(static_cast<std::uint32_t>(comp_classes_.size()));
+      if (in_turn_) {
+        part_link_begin_.push_back(static_cast<std::uint32_t>(comp_links_.size()));
+        part_class_begin_.push_back(static_cast<std::uint32_t>(comp_classes_.size()));
+      }
       visit_link(l, true, label);
-      scan(fixed_below);
+      if (in_turn_) scan(fixed_below);
     }
   }
 }

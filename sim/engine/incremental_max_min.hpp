@@ -146,8 +146,9 @@ class IncrementalMaxMin {
  private:
   void start_search(bool full_resolve, double fixed_below);
   [[gnu::always_inline]] inline void visit_link(std::uint32_t l, bool cross, std::uint32_t label);
-  // A link of a class the search found: visited (crossed if saturated) when first met, its part's
-  // label joined with `label` (when looking for twins); returns its local index.
+  // A link of a class the search found: visited when first met (crossed if saturated or flagged
+  // in link_seed_ as a changed class's link), its part's label joined with `label` (when looking
+  // for twins); returns its local index.
   // (mark, local_of and stamp: link_mark_, link_local_ and stamp_, read once by the caller.)
   [[gnu::always_inline]] inline std::uint32_t path_link(std::uint32_t l, std::uint32_t label,
                                                         bool twins, const std::uint32_t* mark,

@@ -31,8 +31,8 @@ std::uint64_t folded(double x) {
 }
 
 // Whether a[i] - a_base == b[i] - b_base for every i < n (mod 2^32), four at a time in a vector
-// register (GCC's vector extensions: SSE2 on x86-64, NEON on ARM): most runs compared are
-// twins', compared to their end.
+// register (GCC's vector extensions; SSE2 instructions on x86-64): most runs compared are twins',
+// compared to their end.
 bool same_offsets(const std::uint32_t* a, const std::uint32_t* b, std::uint32_t n,
                   std::uint32_t a_base, std::uint32_t b_base) {
   using Four = std::uint32_t __attribute__((vector_size(16)));
