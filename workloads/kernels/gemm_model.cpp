@@ -170,7 +170,7 @@ GemmDeviceParams h100_params() {
   p.calibrated = true;
   p.source =
       "validation/data/kernels/xla_matmul_sm_90.csv (XLA's H100 table): bf16 ceiling its fastest "
-      "bf16 row (4x4096x4096x4096, 804.7 TFLOP/s); tile_rate_over_ceiling, tile_k_overhead, "
+      "bf16 row (4x4096x2048x4096, 804.7 TFLOP/s); tile_rate_over_ceiling, tile_k_overhead, "
       "tile_balance_intensity and kernel_fixed_cost fitted (least squares on log time) to the "
       "bf16 rows of the fit half (is_holdout_shape false); tf32 ceiling fitted to that half's f32 "
       "rows, fp8 ceiling to its reliable f8e4m3fn x f8e4m3fn rows (at most 1979 TFLOP/s and twice "
