@@ -1,10 +1,13 @@
-// The time of one compute operation on one device: a roofline
-//   max(FLOPs / (peak x efficiency), HBM bytes / (HBM bandwidth x efficiency)) + launch overhead,
-// with an efficiency per kind of operation (GEMM, grouped GEMM, attention, element-wise,
-// optimizer), or a measured time from a kernel table, which wins when it has the operation.
-//
-// The default efficiencies are assumptions (docs/workloads.md, "Compute model"), to be calibrated
-// against shared/data/megatron_h100_weak_scaling.yaml by a later issue; every one is a parameter.
+// The time of one compute operation on one device, by the first of these that applies:
+//  1. a measured time for the (operation, phase) from `compute.kernel_times`;
+//  2. with `compute.model: kernels`, the kernel-level model (workloads/kernels/kernel_timer.hpp):
+//     each kernel the operation runs timed from its shape (GEMMs by tiles and waves and the
+//     device's GEMM table, fused attention from measured rates, memory-bound kernels by their
+//     bytes at the achieved bandwidth of their kind), plus launch costs. Every device preset has
+//     one, set from kernel-level measurements only (docs/workloads.md, "Kernel-level model");
+//  3. the roofline (the default until the kernel-level model holds the validation tables):
+//       max(FLOPs / (peak x efficiency), HBM bytes / (HBM bandwidth x efficiency)) + launch
+//     with an efficiency per kind of operation (the presets' values in device.cpp).
 #pragma once
 
 #include <array>
@@ -12,9 +15,13 @@
 #include <map>
 #include <utility>
 
+#include <optional>
+
 #include "sim/common/config.hpp"
 #include "sim/common/units.hpp"
 #include "workloads/device.hpp"
+#include "workloads/kernels/kernel_timer.hpp"
+#include "workloads/op_cost.hpp"
 #include "workloads/operation.hpp"
 
 namespace stepsim::workloads {
@@ -30,8 +37,19 @@ struct ComputeModel {
   // instead of the kind's efficiency. Serving sets it (a decode step streams the weights and the
   // KV cache; workloads/serving_spec.hpp); training leaves it 0.
   double memory_efficiency = 0.0;
-  // Measured times by (operation, phase); they replace the roofline for those operations.
+  // Measured times by (operation, phase); they replace the models for those operations.
   std::map<std::pair<OpName, Phase>, Time> kernel_times;
+  // The kernel-level model; empty: the roofline.
+  std::optional<kernels::KernelTimer> kernels;
+  // Attention as one fused kernel (FlashAttention-2 on A100, cuDNN's on Hopper), or unfused
+  // (batched GEMMs, masked softmax, dropout: Megatron-LM before fused attention).
+  bool fused_attention = true;
+  // SMs the data- and tensor-parallel communication kernels hold while they run (NCCL's
+  // channels, Transformer Engine's userbuffers); GEMMs and attention started beside one run on
+  // the rest (the executor). Used with the kernel-level model only; 0: none.
+  int comm_sms = 16;
+  // comm_sms over the device's SMs (0 without the kernel-level model).
+  double comm_sm_share() const;
 
   double efficiency_of(ComputeKind k) const { return efficiency[static_cast<std::size_t>(k)]; }
   // The FLOP rate a kind of operation computes at: GEMMs at the training precision's peak;
@@ -40,10 +58,13 @@ struct ComputeModel {
   double peak_flops_per_s(ComputeKind k) const;
   // Roofline time (or measured time) of one operation.
   Time duration(OpName name, Phase phase, ComputeKind kind, double flops, double bytes) const;
+  // The operation's time: measured, from its kernels, or the roofline of its FLOPs and bytes.
+  Time duration(OpName name, Phase phase, ComputeKind kind, const OpCost& cost) const;
 };
 
-// The compute model of `device` in BF16 with the device's calibrated efficiencies and launch
-// overhead, or the generic defaults above when the device has none.
+// The compute model of `device` in `precision`: its kernel-level model where the device is a
+// preset that has one, with the roofline's efficiencies and launch overhead from the device
+// (or the generic defaults above) for `compute.model: roofline`.
 ComputeModel default_compute_model(const DeviceSpec& device,
                                    Precision precision = Precision::kBf16);
 
@@ -53,9 +74,13 @@ ComputeModel default_compute_model(const DeviceSpec& device,
 //     below peak: {bf16: 989TFLOP/s, fp8: 1979TFLOP/s, fp16: ..., fp32: ...}
 //     hbm_bandwidth: 3.35TB/s
 //     hbm_capacity: 80GB
-//     efficiency: {gemm: 0.75, grouped_gemm: 0.6, attention: 0.55, elementwise: 0.7, optimizer:
-//     0.7} launch_overhead: 5us kernel_times: kernels.yaml    # list of {op: qkv, phase: fwd, time:
-//     120us}
+//     model: kernels                # or roofline; default kernels where the device has them
+//     attention: fused              # or unfused
+//     gemm_table: my_gemms.csv      # the user's measured GEMMs: m,n,k,dtype,time
+//     efficiency: {gemm: 0.75, grouped_gemm: 0.6, attention: 0.55, elementwise: 0.7,
+//                  optimizer: 0.7}  # flat roofline efficiencies (implies model: roofline)
+//     launch_overhead: 5us          # the roofline's cost per operation
+//     kernel_times: kernels.yaml    # list of {op: qkv, phase: fwd, time: 120us}
 // `precision` comes from the training section. Throws InputError naming the key for an unknown
 // device, a missing number, a bad unit or a precision the device lacks.
 ComputeModel parse_compute(const config::Node& compute, Precision precision);

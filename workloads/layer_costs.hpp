@@ -1,6 +1,22 @@
 // What each compute operation of a training step costs on one rank: its floating-point operations
 // and its bytes of HBM traffic, for one micro-batch, from the model's shapes and the parallel
-// layout. The compute model (ComputeModel) turns a cost into a duration.
+// layout, and the kernels it runs (the GEMMs with their shapes, the fused attention, the
+// memory-bound kernels of the software modelled: Megatron-LM with Transformer Engine). The
+// compute model (ComputeModel) turns a cost into a duration: from its kernels where the device
+// has a kernel model, else from the roofline of its FLOPs and bytes.
+//
+// Kernels per operation (forward; docs/workloads.md, "Compute model"):
+//   norm            LayerNorm or RMSNorm over the rank's (sharded) tokens
+//   qkv             the QKV GEMM (MLA: the down- and up-projections), rotary embedding
+//   attention_core  fused attention (or unfused: scores GEMM, scale-mask-softmax, dropout,
+//                   context GEMM)
+//   attention_out   the projection GEMM, bias-dropout-add (or the residual addition)
+//   mlp_up          the up (and gate) GEMM, the activation (GeLU or SwiGLU)
+//   mlp_down        the down GEMM, bias-dropout-add (or the residual addition)
+//   router, shared_experts, experts (grouped GEMMs, the permutations), logits, loss (FP32
+//   cross-entropy), embedding, optimizer (fused Adam)
+// Under FP8 training each GEMM also casts its input (where no norm does) and its output
+// gradient to FP8, with their transposes.
 //
 // Conventions (docs/workloads.md, "Models, parameters and FLOPs"): FLOPs are 2 per multiply-add of
 // the matrix products; a backward pass costs twice its forward, FLOPs and bytes (backward_cost);
@@ -13,21 +29,10 @@
 #include <cstdint>
 
 #include "workloads/model.hpp"
+#include "workloads/op_cost.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace stepsim::workloads {
-
-// The cost of one compute operation.
-struct OpCost {
-  double flops = 0;  // floating-point operations
-  double bytes = 0;  // bytes read and written in HBM
-};
-
-// A backward operation computes the gradients of both the input and the weights: twice the
-// forward's FLOPs and bytes.
-constexpr OpCost backward_cost(OpCost forward) {
-  return {2.0 * forward.flops, 2.0 * forward.bytes};
-}
 
 // One micro-batch as one rank sees it.
 struct MicroBatchShape {
@@ -40,6 +45,12 @@ struct MicroBatchShape {
   int tp = 1;
   int ep = 1;
   std::int64_t element_bytes = 2;  // bytes per element of the training precision
+  // For the kernels' shapes:
+  std::int64_t micro_batch = 1;  // b: sequences of the micro-batch
+  int cp = 1;
+  bool ring_attention = false;  // cp > 1 with ring attention (the core runs cp blocks)
+  bool fused_attention = true;  // ComputeModel::fused_attention
+  bool fp8 = false;             // FP8 training: cast kernels beside the GEMMs
 };
 
 MicroBatchShape micro_batch_shape(const WorkloadSpec& spec);

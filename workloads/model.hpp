@@ -69,6 +69,9 @@ struct ModelSpec {
   std::int64_t vocab = 0;
   bool tied_embeddings = false;
   bool bias = false;  // linear layers carry biases (GPT-2/3)
+  // Dropout probability of the hidden states (the fused bias-dropout-add after attention and
+  // the MLP) and of the unfused attention's probabilities; 0: none (Llama, DeepSeek).
+  double dropout = 0.0;
   NormKind norm = NormKind::kRmsNorm;
   PositionKind position = PositionKind::kRotary;
   std::int64_t max_positions = 0;  // rows of a learned position table

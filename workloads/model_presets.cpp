@@ -41,6 +41,7 @@ ModelSpec gpt3_175b() {
   m.vocab = 50257;
   m.tied_embeddings = true;
   m.bias = true;
+  m.dropout = 0.1;  // Megatron-LM's default --hidden-dropout (megatron/training/arguments.py)
   m.norm = NormKind::kLayerNorm;
   m.position = PositionKind::kLearned;
   m.max_positions = 2048;
@@ -116,6 +117,7 @@ ModelSpec megatron_gpt(const char* size, std::int64_t heads, std::int64_t hidden
   m.ffn = 4 * hidden;
   m.vocab = 131072;
   m.bias = true;
+  m.dropout = 0.1;  // Megatron-LM's default --hidden-dropout and --attention-dropout
   m.norm = NormKind::kLayerNorm;
   m.position = PositionKind::kLearned;
   m.max_positions = 4096;

@@ -138,9 +138,12 @@ class StageProgramGenerator {
     return *figures;
   }
 
-  OpIndex compute(const OpLabel& label, ComputeKind kind, OpCost cost,
+  OpIndex compute(const OpLabel& label, ComputeKind kind, const OpCost& cost,
                   std::initializer_list<OpIndex> deps) {
-    Time duration = spec_.compute.duration(label.name, label.phase, kind, cost.flops, cost.bytes);
+    // A serving step keeps the roofline (its attention reads the KV cache; serving_spec.hpp).
+    Time duration =
+        serving_ ? spec_.compute.duration(label.name, label.phase, kind, cost.flops, cost.bytes)
+                 : spec_.compute.duration(label.name, label.phase, kind, cost);
     if (beside_all_to_all_ && (kind == ComputeKind::kGemm || kind == ComputeKind::kGroupedGemm ||
                                kind == ComputeKind::kAttention)) {
       duration = Time::ps(std::llround(static_cast<double>(duration.picoseconds()) /
@@ -154,15 +157,18 @@ class StageProgramGenerator {
   // halves (twice the forward), or, in a backward that defers its weights (DualPipe's zero-bubble
   // passes), the input-gradient half now and the weight-gradient half, the forward's cost again,
   // in the weight pass that completes it.
-  OpIndex backward_gemm(const OpLabel& label, ComputeKind kind, OpCost forward,
+  OpIndex backward_gemm(const OpLabel& label, ComputeKind kind, const OpCost& forward,
                         std::initializer_list<OpIndex> deps, double parameters, bool expert) {
     if (!deferring_) {
       const OpIndex op = compute(label, kind, backward_cost(forward), deps);
       buckets_.add_gradients(op, parameters, expert);
       return op;
     }
-    const OpIndex op = compute(label, kind, forward, deps);
-    pending_weights_.push_back({label, kind, forward, op, parameters, expert, true});
+    const OpIndex op =
+        compute(label, kind, backward_part(forward, kernels::KernelPass::kBackwardInput), deps);
+    pending_weights_.push_back({label, kind,
+                                backward_part(forward, kernels::KernelPass::kBackwardWeight), op,
+                                parameters, expert, true});
     return op;
   }
 
@@ -215,7 +221,7 @@ class StageProgramGenerator {
   // ---- attention core with context parallelism ----
 
   // `also`: a second operation the core waits for (the SP AllGather under tp_comm_overlap).
-  OpIndex attention_core(Phase phase, std::int64_t layer, OpCost cost, OpIndex after,
+  OpIndex attention_core(Phase phase, std::int64_t layer, const OpCost& cost, OpIndex after,
                          OpIndex also) {
     if (layout_.cp == 1) {
       return compute({OpName::kAttentionCore, phase, layer}, ComputeKind::kAttention, cost,
@@ -228,7 +234,7 @@ class StageProgramGenerator {
 
   // Heads are scattered and the sequence gathered before attention, and back after
   // (DeepSpeed-Ulysses); backward sends the gradients the same way.
-  OpIndex ulysses_attention(Phase phase, std::int64_t layer, OpCost cost, OpIndex after,
+  OpIndex ulysses_attention(Phase phase, std::int64_t layer, const OpCost& cost, OpIndex after,
                             OpIndex also) {
     const bool backward = phase == Phase::kBackward;
     const std::int64_t qkv_bytes =
@@ -249,12 +255,15 @@ class StageProgramGenerator {
   // Ring attention (Megatron-LM/Transformer Engine): cp steps, each on one block of keys and
   // values; the block for step j+1 arrives from the previous rank while step j computes.
   // Backward circulates the key/value blocks and their gradients (twice the bytes).
-  OpIndex ring_attention(Phase phase, std::int64_t layer, OpCost cost, OpIndex after,
+  OpIndex ring_attention(Phase phase, std::int64_t layer, const OpCost& cost, OpIndex after,
                          OpIndex also) {
     const bool backward = phase == Phase::kBackward;
     const std::int64_t kv_bytes = shape_.tokens * (model_.kv_width() + model_.attn_out_width()) /
                                   layout_.tp * shape_.element_bytes * (backward ? 2 : 1);
-    const OpCost block_cost{cost.flops / layout_.cp, cost.bytes / layout_.cp};
+    // The kernels of `cost` are one block's (layer_costs.hpp); its FLOPs and bytes the whole's.
+    OpCost block_cost = cost;
+    block_cost.flops /= layout_.cp;
+    block_cost.bytes /= layout_.cp;
     const OpLabel core{OpName::kAttentionCore, phase, layer};
     // The exchanges carry no layer label (they are matched by tag).
     const OpLabel exchange{OpName::kCpKvExchange, phase, kNoLayer};
@@ -767,11 +776,9 @@ class StageProgramGenerator {
       deps.push_back(sum_mirrored_gradients(deps, dense + expert));
     const OpLabel label{OpName::kOptimizerStep, Phase::kOptimizer, kNoLayer};
     const OpCost cost = optimizer_step_cost(dense + expert, shape_.element_bytes);
-    const OpIndex step =
-        graph_.add_compute(label, ComputeKind::kOptimizer, cost.flops, cost.bytes,
-                           spec_.compute.duration(label.name, label.phase, ComputeKind::kOptimizer,
-                                                  cost.flops, cost.bytes),
-                           deps);
+    const OpIndex step = graph_.add_compute(
+        label, ComputeKind::kOptimizer, cost.flops, cost.bytes,
+        spec_.compute.duration(label.name, label.phase, ComputeKind::kOptimizer, cost), deps);
     if ((layout_.zero == 1 || layout_.zero == 2) && !training_.overlap_param_gather) {
       // The distributed optimizer gathers the updated parameters bucket by bucket.
       buckets_.gather_parameters_after(step);

@@ -137,7 +137,7 @@ ModelSpec parse_model(const config::Node& n) {
     return find_model_preset(name).value();
   }
   n.allow_keys({"preset", "name", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn",
-                "gated_mlp", "vocab", "tied_embeddings", "bias", "norm", "position",
+                "gated_mlp", "vocab", "tied_embeddings", "bias", "dropout", "norm", "position",
                 "max_positions", "mla", "moe"});
   ModelSpec m;
   if (auto p = n.find("preset")) {
@@ -177,6 +177,10 @@ ModelSpec parse_model(const config::Node& n) {
   if (auto v = n.find("vocab")) m.vocab = v->as_int(1, 100'000'000);
   if (auto v = n.find("tied_embeddings")) m.tied_embeddings = v->as_bool();
   if (auto v = n.find("bias")) m.bias = v->as_bool();
+  if (auto v = n.find("dropout")) {
+    m.dropout = v->as_double(0.0, 1.0);
+    if (m.dropout >= 1.0) v->fail("a dropout probability in [0, 1)");
+  }
   if (auto v = n.find("norm")) {
     m.norm = v->as_choice({"layernorm", "rmsnorm"}) == "layernorm" ? NormKind::kLayerNorm
                                                                    : NormKind::kRmsNorm;

@@ -144,6 +144,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   commands.push_back(add_check_command(app));
   commands.push_back(add_topo_command(app));
   commands.push_back(add_model_command(app));
+  commands.push_back(add_kernels_command(app));
   commands.push_back(add_collective_command(app));
   commands.push_back(add_traffic_command(app));
   commands.push_back(add_validate_command(app));

@@ -98,5 +98,6 @@ Command add_traffic_command(CLI::App& app);
 Command add_validate_command(CLI::App& app);
 Command add_serve_command(CLI::App& app);
 Command add_search_command(CLI::App& app);
+Command add_kernels_command(CLI::App& app);
 
 }  // namespace stepsim::cli

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -131,6 +132,8 @@ class Executor::Impl {
         options_.rank_accelerators.size() != static_cast<std::size_t>(world)) {
       throw std::logic_error("executor: rank_accelerators must name one accelerator per rank");
     }
+    const double share = workload_.spec().compute.comm_sm_share();
+    comm_slowdown_ = share > 0 ? 1.0 / (1.0 - share) : 1.0;
     const int stages = workload_.spec().parallel.pp;
     stage_streams_.resize(static_cast<std::size_t>(stages));
     stage_positions_.resize(static_cast<std::size_t>(stages));
@@ -203,7 +206,23 @@ class Executor::Impl {
     int stage = 0;
     Time end;
     int detail = -1;
+    // Data- and tensor-parallel collectives issued and not finished: their kernels (NCCL's
+    // channels, Transformer Engine's userbuffers) hold SMs from launch to completion.
+    std::uint32_t sm_holders = 0;
   };
+
+  // Collectives whose kernels share the SMs with the compute stream while it computes.
+  static bool holds_sms(const Op& op) {
+    return op.kind == OpKind::kCollective &&
+           (op.stream == workloads::Stream::kDp || op.stream == workloads::Stream::kTp);
+  }
+  // A compute kernel that needs every SM (GEMMs, attention; memory-bound kernels saturate HBM
+  // on fewer).
+  static bool sm_bound(const Op& op) {
+    return op.compute == workloads::ComputeKind::kGemm ||
+           op.compute == workloads::ComputeKind::kGroupedGemm ||
+           op.compute == workloads::ComputeKind::kAttention;
+  }
   // Where an operation sits in its stage's streams.
   struct StreamPosition {
     std::uint32_t position;
@@ -294,9 +313,17 @@ class Executor::Impl {
   }
 
   void issue(int rank, std::uint32_t index, const Op& op) {
+    RankState& state = ranks_[static_cast<std::size_t>(rank)];
     switch (op.kind) {
-      case OpKind::kCompute:
-        sim_.schedule_after(op.duration, [this, rank, index] {
+      case OpKind::kCompute: {
+        // Started beside a communication kernel: on the SMs it leaves (the share is fixed at
+        // the start; a collective that starts later does not slow a running kernel).
+        Time duration = op.duration;
+        if (comm_slowdown_ > 1.0 && state.sm_holders > 0 && sm_bound(op)) {
+          duration =
+              Time::ps(std::llround(static_cast<double>(duration.picoseconds()) * comm_slowdown_));
+        }
+        sim_.schedule_after(duration, [this, rank, index] {
           const Time now = sim_.now();
           const Time issued =
               ranks_[static_cast<std::size_t>(rank)]
@@ -304,7 +331,9 @@ class Executor::Impl {
           finish(rank, index, issued, issued, now, 0, -1, "");
         });
         return;
+      }
       case OpKind::kCollective:
+        if (holds_sms(op)) ++state.sm_holders;
         issue_collective(rank, index, op);
         return;
       case OpKind::kSend:
@@ -436,6 +465,7 @@ class Executor::Impl {
     r.busy[s] = false;
     ++r.cursor[s];
     --r.left;
+    if (holds_sms(op)) --r.sm_holders;
     r.end = std::max(r.end, end);
     if ((++operations_ & kProgressMask) == 0 && options_.progress) {
       options_.progress(operations_, total_operations_);
@@ -607,6 +637,7 @@ class Executor::Impl {
     return fmt::format("waits for rank {}", workload_.peer(rank, op));
   }
 
+  double comm_slowdown_ = 1.0;  // compute beside an SM-holding collective (ComputeModel)
   const workloads::Workload& workload_;
   const topology::Topology& topology_;
   ExecutorOptions options_;

@@ -166,4 +166,38 @@ Calibration calibrate(const std::string& source_dir) {
   return c;
 }
 
+SustainedScale sustained_scale(const GemmDeviceParams& params,
+                               const std::vector<GemmTableRow>& rows, GemmDtype dtype) {
+  const GemmModel model(params);
+  std::vector<double> fit;
+  std::vector<std::pair<double, double>> check;  // (model time, measured time)
+  for (const GemmTableRow& r : rows) {
+    if (r.dtype != dtype) continue;
+    const double m = model.model_estimate(r.shape, dtype).time.seconds();
+    const double t = r.time.seconds();
+    if ((fit.size() + check.size()) % 2 == 0) {
+      fit.push_back(t / m);
+    } else {
+      check.emplace_back(m, t);
+    }
+  }
+  SustainedScale s;
+  s.dtype = dtype;
+  s.fit_rows = static_cast<int>(fit.size());
+  s.check_rows = static_cast<int>(check.size());
+  if (fit.empty()) return s;
+  std::sort(fit.begin(), fit.end());
+  const std::size_t mid = fit.size() / 2;
+  s.scale = fit.size() % 2 == 1 ? fit[mid] : 0.5 * (fit[mid - 1] + fit[mid]);
+  for (const auto& [m, t] : check) {
+    s.check_mean_abs_unscaled += std::abs(m / t - 1);
+    s.check_mean_abs += std::abs(m * s.scale / t - 1);
+  }
+  if (!check.empty()) {
+    s.check_mean_abs_unscaled /= static_cast<double>(check.size());
+    s.check_mean_abs /= static_cast<double>(check.size());
+  }
+  return s;
+}
+
 }  // namespace stepsim::workloads::kernels::calibration

@@ -39,6 +39,19 @@ struct Calibration {
   std::vector<GemmTableRow> h200_rows;        // validation/data/kernels/h200/gemm.csv, model sets
 };
 
+// The H200's layer-shape rows against the model under sustained load: scale = the median over
+// the even rows (0, 2, 4, ... of `dtype` in file order) of measured time / model time (the
+// model alone, GemmModel::model_estimate); the odd rows check it.
+struct SustainedScale {
+  GemmDtype dtype = GemmDtype::kBf16;
+  int fit_rows = 0, check_rows = 0;
+  double scale = 1;
+  double check_mean_abs_unscaled = 0;  // |model / measured - 1| over the odd rows
+  double check_mean_abs = 0;           // the same with the model's time x scale
+};
+SustainedScale sustained_scale(const GemmDeviceParams& params,
+                               const std::vector<GemmTableRow>& rows, GemmDtype dtype);
+
 // `source_dir` is the repository root. Throws InputError when a file is missing or malformed.
 Calibration calibrate(const std::string& source_dir);
 

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 
+#include "workloads/kernels/kernel_timer.hpp"
+
 namespace stepsim::workloads::kernels {
 namespace {
 
@@ -63,6 +65,22 @@ TEST(GemmCalibration, UnreliableH100Fp8RowsAreLeftOut) {
   // 29 rows above 1979 TFLOP/s, 86 in all with those over twice the bf16 rate (xla_matmul.yaml).
   EXPECT_EQ(calibrated().h100_fp8_unreliable_rows, 86);
   EXPECT_EQ(calibrated().h200_rows.size(), 1359u + 34u);
+}
+
+TEST(GemmCalibration, SustainedScalesArePresetsAndPredictTheOddRows) {
+  // The H200's layer-shape GEMMs set the sustained-load scale of the Hopper presets on their
+  // even rows; the odd rows, not fitted, come within 5% (BF16) and 10% (FP8) on average, where
+  // the unscaled model is more than 10% (BF16) and 25% (FP8) too fast.
+  const KernelTimer timer = *kernel_timer_preset("h200");
+  const GemmDeviceParams h200 = *gemm_params_preset("h200");
+  for (GemmDtype d : {GemmDtype::kBf16, GemmDtype::kFp8}) {
+    const calibration::SustainedScale s =
+        calibration::sustained_scale(h200, calibrated().h200_rows, d);
+    EXPECT_NEAR(s.scale, timer.gemm_time_scale(d), 0.0005) << to_string(d);
+    EXPECT_GT(s.check_rows, 10) << to_string(d);
+    EXPECT_LT(s.check_mean_abs, d == GemmDtype::kBf16 ? 0.05 : 0.10) << to_string(d);
+    EXPECT_GT(s.check_mean_abs_unscaled, d == GemmDtype::kBf16 ? 0.10 : 0.25) << to_string(d);
+  }
 }
 
 }  // namespace

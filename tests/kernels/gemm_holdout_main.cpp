@@ -143,6 +143,15 @@ int main(int argc, char** argv) {
                       gemm_model_error(h200, c.h200_rows, d));
     }
     fmt::print(
+        "\nUnder sustained load (scale = median of measured / model over the even rows; the odd "
+        "rows check it):\n\n| dtype | fit rows | scale | check rows | check mean, unscaled | "
+        "check mean, scaled |\n|---|---|---|---|---|---|\n");
+    for (GemmDtype d : {GemmDtype::kBf16, GemmDtype::kFp8}) {
+      const calibration::SustainedScale s = calibration::sustained_scale(h200, c.h200_rows, d);
+      fmt::print("| {} | {} | {:.3f} | {} | {} | {} |\n", to_string(d), s.fit_rows, s.scale,
+                 s.check_rows, pct(s.check_mean_abs_unscaled), pct(s.check_mean_abs));
+    }
+    fmt::print(
         "\n## Ramps, H100 bf16, b=1 (XLA sm_90 rows vs the model)\n\nk ramp (m=n=4096):\n\n");
     print_ramp(c, c.h100_rows, c.h100, true);
     fmt::print("\nn ramp (m=k=4096):\n\n");

@@ -1,6 +1,10 @@
 // The roofline compute model and the device presets.
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "sim/common/config.hpp"
+#include "sim/common/input_error.hpp"
 #include "workloads/compute_model.hpp"
 #include "workloads/device.hpp"
 
@@ -56,6 +60,58 @@ TEST(ComputeModel, MeasuredKernelTimesReplaceTheRoofline) {
   EXPECT_EQ(m.duration(OpName::kQkv, Phase::kRecompute, ComputeKind::kGemm, 1e15, 0),
             Time::us(123));
   EXPECT_NE(m.duration(OpName::kQkv, Phase::kBackward, ComputeKind::kGemm, 1e15, 0), Time::us(123));
+}
+
+}  // namespace
+}  // namespace stepsim::workloads
+
+namespace stepsim::workloads {
+namespace {
+
+ComputeModel compute_of(const std::string& yaml) {
+  const auto doc = config::Document::parse(yaml, "test.yaml");
+  return parse_compute(doc.root(), Precision::kBf16);
+}
+
+TEST(ComputeModel, PresetsKeepTheRooflineUnlessTheKernelModelIsAsked) {
+  EXPECT_FALSE(compute_of("{device: h100}").kernels.has_value());
+  EXPECT_TRUE(compute_of("{device: h100, model: kernels}").kernels.has_value());
+  EXPECT_TRUE(compute_of("{device: a100, model: kernels}").kernels.has_value());
+  EXPECT_FALSE(compute_of("{device: h100, model: roofline}").kernels.has_value());
+  EXPECT_FALSE(compute_of("{device: h100, efficiency: {gemm: 0.6}}").kernels.has_value());
+  EXPECT_FALSE(compute_of("{peak: {bf16: 100TFLOP/s}, hbm_bandwidth: 1TB/s, hbm_capacity: 10GB}")
+                   .kernels.has_value());
+  EXPECT_FALSE(compute_of("{device: h100, model: kernels, attention: unfused}").fused_attention);
+  // 16 of the H100's 132 SMs held by communication kernels; none under the roofline.
+  EXPECT_DOUBLE_EQ(compute_of("{device: h100, model: kernels}").comm_sm_share(), 16.0 / 132.0);
+  EXPECT_DOUBLE_EQ(compute_of("{device: h100, model: kernels, comm_sms: 0}").comm_sm_share(), 0.0);
+  EXPECT_DOUBLE_EQ(compute_of("{device: h100}").comm_sm_share(), 0.0);
+}
+
+TEST(ComputeModel, RooflineNumbersWithTheKernelModelAreAnError) {
+  for (const char* yaml : {"{device: h100, model: kernels, efficiency: {gemm: 0.6}}",
+                           "{device: h100, model: kernels, peak: {bf16: 900TFLOP/s}}",
+                           "{device: h100, model: kernels, hbm_bandwidth: 3TB/s}"}) {
+    try {
+      compute_of(yaml);
+      FAIL() << "expected an InputError for " << yaml;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("roofline"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ComputeModel, KernelModelForADeviceWithoutOneIsAnError) {
+  try {
+    compute_of(
+        "{peak: {bf16: 100TFLOP/s}, hbm_bandwidth: 1TB/s, hbm_capacity: 10GB, "
+        "model: kernels}");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("model"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("roofline"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(compute_of("{device: h100, attention: flash}"), InputError);
 }
 
 }  // namespace

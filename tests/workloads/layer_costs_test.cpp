@@ -161,3 +161,81 @@ TEST(LayerParameters, SplitOverTensorAndExpertParallelRanks) {
 
 }  // namespace
 }  // namespace stepsim::workloads
+
+namespace stepsim::workloads {
+namespace {
+
+const char* kKernels = "{device: h100, model: kernels}";
+
+double gemm_flops(const OpCost& cost) {
+  double f = 0;
+  for (const kernels::Kernel& k : cost.kernels) {
+    if (k.kind == kernels::KernelKind::kGemm || k.kind == kernels::KernelKind::kGroupedGemm)
+      f += k.flops(kernels::KernelPass::kForward);
+  }
+  return f;
+}
+
+TEST(LayerKernels, GemmKernelsCarryTheOperationsFlops) {
+  // The kernels are the same layer description as the costs: their GEMM FLOPs are the
+  // operation's (dense layer, TP 4, SP).
+  const auto spec =
+      workload_of(kDense, "{tp: 4, sp: true}", "{seq_len: 2048, micro_batch: 2, global_batch: 2}");
+  const LayerCosts c = layer_forward_costs(spec.model, micro_batch_shape(spec), 0);
+  EXPECT_DOUBLE_EQ(gemm_flops(c.qkv), c.qkv.flops);
+  EXPECT_DOUBLE_EQ(gemm_flops(c.attention_out), c.attention_out.flops);
+  EXPECT_DOUBLE_EQ(gemm_flops(c.mlp_up), c.mlp_up.flops);
+  EXPECT_DOUBLE_EQ(gemm_flops(c.mlp_down), c.mlp_down.flops);
+  // The fused attention computes the causal half of the full-s^2 count the report uses.
+  ASSERT_EQ(c.attention_core.kernels.size(), 1u);
+  EXPECT_NEAR(c.attention_core.kernels[0].flops(kernels::KernelPass::kForward),
+              c.attention_core.flops / 2, 0.001 * c.attention_core.flops);
+  // Norms run on the sharded tokens: 1/t of T x h, read and written.
+  ASSERT_EQ(c.norm.kernels.size(), 1u);
+  EXPECT_DOUBLE_EQ(c.norm.kernels[0].forward_bytes, 2.0 * (4096 / 4) * h * e);
+}
+
+TEST(LayerKernels, KernelTimesOfALayerAddUpToItsOperations) {
+  const auto spec =
+      workload_of(kDense, "{tp: 1}", "{seq_len: 4096, micro_batch: 1, global_batch: 1}", kKernels);
+  ASSERT_TRUE(spec.compute.kernels.has_value());
+  const LayerCosts c = layer_forward_costs(spec.model, micro_batch_shape(spec), 0);
+  const kernels::KernelTimer& t = *spec.compute.kernels;
+  for (const OpCost* op : {&c.qkv, &c.attention_out, &c.mlp_up, &c.mlp_down}) {
+    Time sum;
+    for (const kernels::Kernel& k : op->kernels)
+      sum += t.time(k, kernels::KernelPass::kForward).time;
+    const Time launches = t.launch().gpu_per_kernel * static_cast<std::int64_t>(op->kernels.size());
+    EXPECT_EQ(spec.compute.duration(OpName::kQkv, Phase::kForward, ComputeKind::kGemm, *op),
+              std::max(sum + launches,
+                       t.launch().cpu_per_kernel * static_cast<std::int64_t>(op->kernels.size())));
+  }
+}
+
+TEST(LayerKernels, Fp8IsFasterOnlyWhereGemmsDominate) {
+  // A wide MLP at a short sequence (GEMMs dominate) against a narrow one at a long sequence
+  // (attention, in BF16 under FP8 training, dominates).
+  auto layer_time = [](const char* model, const char* training) {
+    const auto spec = workload_of(model, "{tp: 1}", training, kKernels);
+    const LayerCosts c = layer_forward_costs(spec.model, micro_batch_shape(spec), 0);
+    Time total;
+    for (const OpCost* op :
+         {&c.norm, &c.qkv, &c.attention_core, &c.attention_out, &c.mlp_up, &c.mlp_down})
+      total += spec.compute.duration(OpName::kQkv, Phase::kForward, ComputeKind::kGemm, *op);
+    return total.seconds();
+  };
+  const char* wide = "{layers: 2, hidden: 8192, heads: 64, vocab: 32000, ffn: 32768}";
+  const char* narrow = "{layers: 2, hidden: 1024, heads: 8, vocab: 32000, ffn: 2048}";
+  const double wide_gain =
+      layer_time(wide, "{seq_len: 2048, micro_batch: 2, global_batch: 2}") /
+      layer_time(wide, "{seq_len: 2048, micro_batch: 2, global_batch: 2, precision: fp8}");
+  const double narrow_gain =
+      layer_time(narrow, "{seq_len: 32768, micro_batch: 1, global_batch: 1}") /
+      layer_time(narrow, "{seq_len: 32768, micro_batch: 1, global_batch: 1, precision: fp8}");
+  EXPECT_GT(wide_gain, 1.4);
+  EXPECT_LT(narrow_gain, 1.1);
+  EXPECT_GT(narrow_gain, 0.9);
+}
+
+}  // namespace
+}  // namespace stepsim::workloads
