@@ -176,9 +176,17 @@ ComputeModel parse_compute(const config::Node& compute, Precision precision) {
   if (auto n = compute.find("attention")) {
     model.fused_attention = n->as_choice({"fused", "unfused"}) == "fused";
   }
-  // The roofline stays the default until the kernel-level model holds the validation tables
-  // (docs/workloads.md, "Kernel-level model": its errors on every published row).
-  std::string choice = "roofline";
+  // The default: the kernel-level model for the presets whose roofline efficiencies are generic
+  // assumptions (a100, b200); the roofline for the Hopper presets, whose efficiencies were
+  // calibrated on the Megatron-LM H100 table, until the kernel-level model holds that table, and
+  // for ascend-910c, which has no kernel data (docs/workloads.md, "Kernel-level model"). Numbers
+  // given for the peaks, the bandwidth or the efficiencies ask for the roofline.
+  const bool asks_roofline =
+      compute.has("efficiency") || compute.has("peak") || compute.has("hbm_bandwidth");
+  const std::string& name = model.device.name;
+  std::string choice = model.kernels && !asks_roofline && (name == "a100" || name == "b200")
+                           ? "kernels"
+                           : "roofline";
   if (auto n = compute.find("model")) {
     choice = n->as_choice({"kernels", "roofline"});
     if (choice == "kernels" && !model.kernels) {

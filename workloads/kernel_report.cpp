@@ -16,13 +16,20 @@ using kernels::Kernel;
 using kernels::KernelKind;
 using kernels::KernelPass;
 
-std::string shape_text(const Kernel& k) {
+std::string shape_text(const Kernel& k, KernelPass pass) {
   switch (k.kind) {
     case KernelKind::kGemm:
-    case KernelKind::kGroupedGemm:
-      return k.gemm.batch > 1
-                 ? fmt::format("{} x m={} n={} k={}", k.gemm.batch, k.gemm.m, k.gemm.n, k.gemm.k)
-                 : fmt::format("m={} n={} k={}", k.gemm.m, k.gemm.n, k.gemm.k);
+    case KernelKind::kGroupedGemm: {
+      const int splits = pass == KernelPass::kForward ? k.forward_splits : k.dgrad_splits;
+      const std::string sliced =
+          splits > 1 ? fmt::format(" ({}in {} slices of m)",
+                                   pass == KernelPass::kForward ? "" : "dgrad ", splits)
+                     : "";
+      return (k.gemm.batch > 1
+                  ? fmt::format("{} x m={} n={} k={}", k.gemm.batch, k.gemm.m, k.gemm.n, k.gemm.k)
+                  : fmt::format("m={} n={} k={}", k.gemm.m, k.gemm.n, k.gemm.k)) +
+             sliced;
+    }
     case KernelKind::kAttention: {
       const kernels::AttentionShape& a = k.attention;
       return fmt::format("b={} h={} kv={} sq={} skv={} d={}{}{}", a.batch, a.heads, a.kv_heads,
@@ -45,7 +52,7 @@ class Collector {
     if (count <= 0) return;
     for (const Kernel& k : cost.kernels) {
       if (k.launches(pass) == 0) continue;
-      const std::string shape = shape_text(k);
+      const std::string shape = shape_text(k, pass);
       const auto key = std::make_tuple(std::string(operation), std::string(k.name),
                                        std::string(kernels::to_string(pass)), shape);
       auto [it, added] = rows_.try_emplace(key);
@@ -139,7 +146,7 @@ KernelReport step_kernels(const WorkloadSpec& spec) {
           listed.device.name, listed.device.name == "custom" ? ", given by numbers," : ""));
     }
     note = fmt::format(
-        "the scenario's step is timed by the roofline (the default); listed here: device '{}''s "
+        "the scenario's step is timed by the roofline; listed here: device '{}''s "
         "kernel-level model (compute.model: kernels)",
         listed.device.name);
   }

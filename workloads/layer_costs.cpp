@@ -197,6 +197,27 @@ std::vector<Kernel> qkv_kernels(const ModelSpec& model, const MicroBatchShape& s
   return v;
 }
 
+// Transformer Engine's userbuffers overlap with its default methods (initialize_ub in
+// transformer_engine/pytorch/module/base.py): the column-parallel forwards (qkv_fprop,
+// fc1_fprop) and the row-parallel dgrads (proj_dgrad, fc2_dgrad) use "ring_exchange", one GEMM
+// per chunk of the all-gathered tokens (num_splits = tp); the row-parallel forwards (proj_fprop,
+// fc2_fprop) use "pipeline" with num_splits 4, each slice reduce-scattered as the next computes;
+// the other dgrads and the wgrads overlap in "bulk" (the GEMM whole).
+void split_for_tp_overlap(int tp, LayerCosts& costs) {
+  auto split = [](OpCost& op, std::string_view name, int forward, int dgrad) {
+    for (Kernel& k : op.kernels) {
+      if (k.kind == KernelKind::kGemm && k.name == name) {
+        k.forward_splits = forward;
+        k.dgrad_splits = dgrad;
+      }
+    }
+  };
+  split(costs.qkv, "qkv", tp, 1);
+  split(costs.attention_out, "attention_proj", 4, tp);
+  split(costs.mlp_up, "mlp_fc1", tp, 1);
+  split(costs.mlp_down, "mlp_fc2", 4, tp);
+}
+
 // The tensor-parallel pieces: attention, and the MLP of a dense layer. Each rank holds 1/t of
 // the weights and computes on all T tokens.
 void add_tensor_parallel_costs(const ModelSpec& model, const MicroBatchShape& shape,
@@ -239,6 +260,7 @@ void add_tensor_parallel_costs(const ModelSpec& model, const MicroBatchShape& sh
   costs.mlp_down.kernels =
       linear_kernels(shape, gemm_kernel("mlp_fc2", shape.tokens, ffn, model.hidden), true);
   costs.mlp_down.kernels.push_back(residual_kernel(model, shape));
+  if (shape.tp_comm_overlap) split_for_tp_overlap(shape.tp, costs);
 }
 
 // Experts are not tensor-parallel: the router and the shared experts process the rank's sharded
@@ -321,6 +343,7 @@ MicroBatchShape micro_batch_shape(const WorkloadSpec& spec) {
   shape.ring_attention = layout.cp > 1 && layout.cp_mode != CpMode::kUlysses;
   shape.fused_attention = spec.compute.fused_attention;
   shape.fp8 = spec.training.precision == Precision::kFp8;
+  shape.tp_comm_overlap = layout.tp_comm_overlap && layout.sequence_parallel() && layout.tp > 1;
   return shape;
 }
 

@@ -51,6 +51,9 @@ struct MicroBatchShape {
   bool ring_attention = false;  // cp > 1 with ring attention (the core runs cp blocks)
   bool fused_attention = true;  // ComputeModel::fused_attention
   bool fp8 = false;             // FP8 training: cast kernels beside the GEMMs
+  // Transformer Engine's userbuffers overlap of the sequence-parallel collectives with the
+  // GEMMs (parallelism.tp_comm_overlap, tp > 1): its default methods split the products.
+  bool tp_comm_overlap = false;
 };
 
 MicroBatchShape micro_batch_shape(const WorkloadSpec& spec);

@@ -3,19 +3,47 @@
 // every pipeline stage against the accelerator's capacity. No simulation runs.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "sim/cli/command.hpp"
 #include "sim/collectives/nccl_tuner.hpp"
 #include "sim/run/step_report.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "workloads/compute_model.hpp"
 #include "workloads/memory_model.hpp"
 #include "workloads/model.hpp"
 
 namespace stepsim::cli {
+
+namespace {
+
+// The compute model the step uses, and how much of a device's kernel-level model public kernel
+// measurements set.
+std::string compute_text(const workloads::ComputeModel& c) {
+  if (!c.kernels) {
+    return fmt::format("{}, {} (the roofline{})", c.device.name, workloads::to_string(c.precision),
+                       c.device.name == "custom" ? ", given by numbers"
+                                                 : "; compute.model: kernels for the kernel-level "
+                                                   "model");
+  }
+  const workloads::kernels::KernelTimer& t = *c.kernels;
+  std::vector<std::string> missing;
+  if (!t.gemm().params().calibrated) missing.emplace_back("GEMMs");
+  if (!t.attention().rates().calibrated) missing.emplace_back("attention");
+  if (!t.memory().calibrated) missing.emplace_back("memory-bound kernels");
+  return fmt::format("{}, {} (kernel-level model, {})", c.device.name,
+                     workloads::to_string(c.precision),
+                     missing.empty() ? std::string("calibrated from kernel measurements")
+                                     : fmt::format("UNCALIBRATED: no public kernel data for its {}",
+                                                   fmt::join(missing, ", ")));
+}
+
+}  // namespace
 
 Command add_check_command(CLI::App& app) {
   struct Options {
@@ -45,6 +73,7 @@ Command add_check_command(CLI::App& app) {
                 "data-parallel replica\n",
                 spec.training.global_batch, spec.training.seq_len, spec.micro_batches(),
                 spec.training.micro_batch);
+            ctx.out << "  compute   " << compute_text(spec.compute) << "\n";
             const collectives::NetworkOptions& net = scenario.network;
             ctx.out << fmt::format(
                 "  network   collectives {}{}, {} links, ECMP {}, PXN {}, {}\n\n", net.algorithm,

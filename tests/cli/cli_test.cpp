@@ -53,6 +53,22 @@ TEST(Cli, CheckAcceptsAValidScenarioAndAppliesOverrides) {
   EXPECT_NE(r.out.find("valid scenario 'renamed'"), std::string::npos);
 }
 
+TEST(Cli, CheckSaysWhetherTheKernelModelIsCalibrated) {
+  const std::string file = std::string(STEPSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
+  Result r = run({"check", file, "-o", "compute.device=h100", "-o", "compute.model=kernels"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("kernel-level model, calibrated from kernel measurements"),
+            std::string::npos)
+      << r.out;
+  // Ascend 910C: no public kernel measurement of any part.
+  r = run({"check", file, "-o", "compute.device=ascend-910c", "-o", "compute.model=kernels"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("UNCALIBRATED: no public kernel data for its GEMMs, attention, "
+                       "memory-bound kernels"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(Cli, CheckSaysWhatTheScenarioResolvedToAndWhetherItFits) {
   const std::string file = std::string(STEPSIM_SOURCE_DIR) + "/examples/gpt3-175b-superpod.yaml";
   Result r = run({"check", file});
@@ -62,7 +78,8 @@ TEST(Cli, CheckSaysWhatTheScenarioResolvedToAndWhetherItFits) {
   for (const char* text :
        {"1024 accelerators", "174.6B parameters", "tp8 pp8 dp16 sp", "96 micro-batches of 1",
         "Memory per rank", "stage 7",
-        "network   collectives auto, calibrated links, ECMP fabric, PXN on, exact max-min"})
+        "network   collectives auto, calibrated links, ECMP fabric, PXN on, exact max-min",
+        "compute   h100, bf16 (the roofline; compute.model: kernels"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
   EXPECT_EQ(r.out.find("EXCEEDS"), std::string::npos) << r.out;
   r = run({"check", file, "-o", "network.idle_tolerance=0.05", "-o", "network.algorithm=ring", "-o",

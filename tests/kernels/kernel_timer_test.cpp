@@ -149,5 +149,39 @@ TEST(KernelTimer, LaunchCostsBoundAStreamOfSmallKernels) {
   EXPECT_EQ(t.operation_time(ten, KernelPass::kBackward), Time::zero());
 }
 
+TEST(KernelTimer, ASplitProductIsItsSlicesBackToBack) {
+  const KernelTimer t = *kernel_timer_preset("h100");
+  Kernel g;
+  g.kind = KernelKind::kGemm;
+  g.gemm = {4096, 4608, 12288, 1};
+  Kernel slice = g;
+  slice.gemm.m = 512;
+  g.forward_splits = 8;  // TE's ring exchange at TP 8
+  g.dgrad_splits = 8;
+  EXPECT_EQ(t.time(g, KernelPass::kForward).time, t.time(slice, KernelPass::kForward).time * 8);
+  EXPECT_DOUBLE_EQ(t.time(g, KernelPass::kForward).flops, 2.0 * 4096 * 4608 * 12288);
+  // Slices of 512 tokens fill fewer waves: slower than the whole product.
+  Kernel whole = g;
+  whole.forward_splits = 1;
+  whole.dgrad_splits = 1;
+  EXPECT_GT(t.time(g, KernelPass::kForward).time, t.time(whole, KernelPass::kForward).time);
+  // The dgrad is split, the wgrad is not.
+  EXPECT_EQ(t.time(g, KernelPass::kBackwardWeight).time,
+            t.time(whole, KernelPass::kBackwardWeight).time);
+  EXPECT_EQ(t.time(g, KernelPass::kBackwardInput).time,
+            t.time(slice, KernelPass::kBackwardInput).time * 8);
+  EXPECT_EQ(g.launches(KernelPass::kForward), 8);
+  EXPECT_EQ(g.launches(KernelPass::kBackward), 9);
+  // m not a multiple of the splits: the first slices one row longer.
+  g.gemm.m = 4099;
+  g.forward_splits = 4;
+  Kernel a = g, b = g;
+  a.forward_splits = b.forward_splits = 1;
+  a.gemm.m = 1025;
+  b.gemm.m = 1024;
+  EXPECT_EQ(t.time(g, KernelPass::kForward).time,
+            t.time(a, KernelPass::kForward).time * 3 + t.time(b, KernelPass::kForward).time);
+}
+
 }  // namespace
 }  // namespace stepsim::workloads::kernels

@@ -73,6 +73,18 @@ ComputeModel compute_of(const std::string& yaml) {
   return parse_compute(doc.root(), Precision::kBf16);
 }
 
+TEST(ComputeModel, TheKernelModelIsTheDefaultWhereTheRooflineIsAnAssumption) {
+  // a100 and b200: the kernel-level model unless roofline numbers are given.
+  EXPECT_TRUE(compute_of("{device: a100}").kernels.has_value());
+  EXPECT_TRUE(compute_of("{device: b200}").kernels.has_value());
+  EXPECT_FALSE(compute_of("{device: a100, efficiency: {gemm: 0.6}}").kernels.has_value());
+  EXPECT_FALSE(compute_of("{device: b200, model: roofline}").kernels.has_value());
+  // Hopper (calibrated roofline) and Ascend (no kernel data): the roofline.
+  EXPECT_FALSE(compute_of("{device: h200}").kernels.has_value());
+  EXPECT_FALSE(compute_of("{device: ascend-910c}").kernels.has_value());
+  EXPECT_TRUE(compute_of("{device: ascend-910c, model: kernels}").kernels.has_value());
+}
+
 TEST(ComputeModel, PresetsKeepTheRooflineUnlessTheKernelModelIsAsked) {
   EXPECT_FALSE(compute_of("{device: h100}").kernels.has_value());
   EXPECT_TRUE(compute_of("{device: h100, model: kernels}").kernels.has_value());

@@ -237,5 +237,36 @@ TEST(LayerKernels, Fp8IsFasterOnlyWhereGemmsDominate) {
   EXPECT_GT(narrow_gain, 0.9);
 }
 
+TEST(LayerKernels, TpCommOverlapSplitsTheProductsAsTransformerEngineDoes) {
+  auto gemm = [](const OpCost& op, std::string_view name) {
+    for (const kernels::Kernel& k : op.kernels)
+      if (k.name == name) return k;
+    ADD_FAILURE() << name;
+    return kernels::Kernel{};
+  };
+  const char* training = "{seq_len: 4096, micro_batch: 1, global_batch: 1}";
+  const auto on =
+      workload_of(kDense, "{tp: 4, sp: true, tp_comm_overlap: true}", training, kKernels);
+  const LayerCosts c = layer_forward_costs(on.model, micro_batch_shape(on), 0);
+  // ring_exchange: tp slices for the column-parallel forwards and the row-parallel dgrads;
+  // pipeline: 4 slices for the row-parallel forwards; bulk: whole.
+  EXPECT_EQ(gemm(c.qkv, "qkv").forward_splits, 4);
+  EXPECT_EQ(gemm(c.qkv, "qkv").dgrad_splits, 1);
+  EXPECT_EQ(gemm(c.mlp_up, "mlp_fc1").forward_splits, 4);
+  EXPECT_EQ(gemm(c.attention_out, "attention_proj").forward_splits, 4);
+  EXPECT_EQ(gemm(c.attention_out, "attention_proj").dgrad_splits, 4);
+  EXPECT_EQ(gemm(c.mlp_down, "mlp_fc2").dgrad_splits, 4);
+  const auto tp8 =
+      workload_of(kDense, "{tp: 8, sp: true, tp_comm_overlap: true}", training, kKernels);
+  const LayerCosts c8 = layer_forward_costs(tp8.model, micro_batch_shape(tp8), 0);
+  EXPECT_EQ(gemm(c8.qkv, "qkv").forward_splits, 8);
+  EXPECT_EQ(gemm(c8.mlp_down, "mlp_fc2").forward_splits, 4);
+  // Without the overlap every product is whole.
+  const auto off = workload_of(kDense, "{tp: 4, sp: true}", training, kKernels);
+  const LayerCosts o = layer_forward_costs(off.model, micro_batch_shape(off), 0);
+  EXPECT_EQ(gemm(o.qkv, "qkv").forward_splits, 1);
+  EXPECT_EQ(gemm(o.mlp_down, "mlp_fc2").dgrad_splits, 1);
+}
+
 }  // namespace
 }  // namespace stepsim::workloads

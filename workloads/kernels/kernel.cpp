@@ -79,7 +79,17 @@ int Kernel::launches(KernelPass pass) const {
   switch (kind) {
     case KernelKind::kGemm:
     case KernelKind::kGroupedGemm:
-      return pass == KernelPass::kBackward ? 2 : 1;
+      switch (pass) {
+        case KernelPass::kForward:
+          return forward_splits;
+        case KernelPass::kBackward:
+          return dgrad_splits + 1;
+        case KernelPass::kBackwardInput:
+          return dgrad_splits;
+        case KernelPass::kBackwardWeight:
+          return 1;
+      }
+      return 1;
     case KernelKind::kAttention:
       return pass == KernelPass::kBackwardWeight ? 0 : 1;
     case KernelKind::kMemory:

@@ -67,6 +67,11 @@ struct Kernel {
   GemmShape gemm;
   // kGemm: the product runs in BF16 even under FP8 training (attention's batched products).
   bool bf16_only = false;
+  // kGemm: the forward product and the dgrad run as this many back-to-back GEMMs over slices of
+  // m, as Transformer Engine's userbuffers overlap (--tp-comm-overlap) splits a product to
+  // overlap its tensor-parallel all-gather or reduce-scatter chunk by chunk (1: whole).
+  int forward_splits = 1;
+  int dgrad_splits = 1;
   AttentionShape attention;  // kAttention
   // kMemory: HBM bytes read and written by the forward kernel and by its backward (0: the
   // kernel has no backward, or its backward is another kernel's).

@@ -87,17 +87,37 @@ KernelTiming KernelTimer::gemm_time(const GemmShape& shape, GemmDtype dtype) con
   return t;
 }
 
+KernelTiming KernelTimer::split_gemm_time(const GemmShape& shape, GemmDtype dtype,
+                                          int splits) const {
+  if (splits <= 1 || shape.m < splits) return gemm_time(shape, dtype);
+  // m rows in `splits` slices, the first m % splits of them one row longer.
+  const std::int64_t base = shape.m / splits;
+  const std::int64_t longer = shape.m % splits;
+  KernelTiming t = gemm_time({base, shape.n, shape.k, shape.batch}, dtype);
+  t.time = t.time * (splits - longer);
+  t.flops *= static_cast<double>(splits - longer);
+  t.bytes *= static_cast<double>(splits - longer);
+  if (longer > 0) {
+    const KernelTiming l = gemm_time({base + 1, shape.n, shape.k, shape.batch}, dtype);
+    t.time += l.time * longer;
+    t.flops += l.flops * static_cast<double>(longer);
+    t.bytes += l.bytes * static_cast<double>(longer);
+  }
+  return t;
+}
+
 KernelTiming KernelTimer::time(const Kernel& kernel, KernelPass pass) const {
   switch (kernel.kind) {
     case KernelKind::kGemm:
     case KernelKind::kGroupedGemm: {
       const GemmDtype dtype = kernel.bf16_only ? GemmDtype::kBf16 : linear_dtype_;
       const GemmShape& f = kernel.gemm;
-      if (pass == KernelPass::kForward) return gemm_time(f, dtype);
+      if (pass == KernelPass::kForward) return split_gemm_time(f, dtype, kernel.forward_splits);
       // dgrad: dX[m x k] = dY[m x n] W^T; wgrad: dW[k x n] = X^T[k x m] dY[m x n].
-      const KernelTiming dgrad = pass == KernelPass::kBackwardWeight
-                                     ? KernelTiming{}
-                                     : gemm_time({f.m, f.k, f.n, f.batch}, dtype);
+      const KernelTiming dgrad =
+          pass == KernelPass::kBackwardWeight
+              ? KernelTiming{}
+              : split_gemm_time({f.m, f.k, f.n, f.batch}, dtype, kernel.dgrad_splits);
       const KernelTiming wgrad = pass == KernelPass::kBackwardInput
                                      ? KernelTiming{}
                                      : gemm_time({f.k, f.n, f.m, f.batch}, dtype);

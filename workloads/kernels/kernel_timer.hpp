@@ -85,6 +85,8 @@ class KernelTimer {
 
  private:
   KernelTiming gemm_time(const GemmShape& shape, GemmDtype dtype) const;
+  // The product as `splits` back-to-back GEMMs over slices of m (Kernel::forward_splits).
+  KernelTiming split_gemm_time(const GemmShape& shape, GemmDtype dtype, int splits) const;
   std::string device_;
   GemmModel gemm_;
   AttentionModel attention_;
