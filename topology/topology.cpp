@@ -61,7 +61,7 @@ std::size_t Topology::count(NodeKind kind) const {
 
 BytesPerSecond Topology::effective_bandwidth(LinkIndex id) const {
   const LinkInfo& l = links_[id.value()];
-  return l.bandwidth * classes_[l.link_class].efficiency;
+  return l.bandwidth * classes_[l.link_class].efficiency.value_or(1.0);
 }
 
 LinkClass* Topology::find_class(std::string_view link_class) {

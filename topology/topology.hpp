@@ -77,11 +77,12 @@ std::string_view to_string(CollectiveLibrary library);
 std::optional<CollectiveLibrary> parse_collective_library(std::string_view text);
 
 // A family of links with the same technology ("nvlink", "ib", "pcie", "ub"...). The efficiency
-// (0..1] turns line rate into the effective bandwidth a flow can reach (protocol overheads); it is
-// 1 unless the user sets it (calibration is done by the collectives, not here).
+// (0..1] turns line rate into the effective bandwidth a flow can reach (protocol overheads). Unset
+// unless the user sets it: the links run at line rate here, and the collectives may calibrate them
+// (a set efficiency, 1.0 included, is kept as given).
 struct LinkClass {
   std::string name;
-  double efficiency = 1.0;
+  std::optional<double> efficiency;
   Multipath multipath = Multipath::kHash;
 };
 

@@ -67,7 +67,7 @@ std::uint16_t TopologyBuilder::link_class(std::string_view name) {
   for (std::size_t i = 0; i < classes_.size(); ++i) {
     if (classes_[i].name == name) return static_cast<std::uint16_t>(i);
   }
-  classes_.push_back(LinkClass{std::string(name), 1.0});
+  classes_.push_back(LinkClass{std::string(name), std::nullopt});
   return static_cast<std::uint16_t>(classes_.size() - 1);
 }
 

@@ -34,7 +34,7 @@ class TopologyBuilder {
   const NodeInfo& node(NodeId id) const { return nodes_[id.value()]; }
   void set_forwards(NodeId id, bool forwards) { nodes_[id.value()].forwards = forwards; }
 
-  // The index of the link class `name`, created with efficiency 1 on first use.
+  // The index of the link class `name`, created on first use with no efficiency set (line rate).
   std::uint16_t link_class(std::string_view name);
   void set_efficiency(std::uint16_t link_class, double efficiency);
   void set_multipath(std::uint16_t link_class, Multipath multipath) {

@@ -98,7 +98,7 @@ ModelSpec deepseek_v3() {
 }
 
 // GPT configurations of Megatron-LM's weak-scaling table
-// (shared/data/megatron_h100_weak_scaling.yaml): FFN 4h, vocabulary 131072, sequence 4096.
+// (validation/data/megatron_h100_weak_scaling.yaml): FFN 4h, vocabulary 131072, sequence 4096.
 // Megatron's GPT defaults: LayerNorm, biases, learned absolute positions. The table's parameter
 // totals match untied input and output embeddings.
 ModelSpec megatron_gpt(const char* size, std::int64_t heads, std::int64_t hidden,
@@ -106,7 +106,7 @@ ModelSpec megatron_gpt(const char* size, std::int64_t heads, std::int64_t hidden
   ModelSpec m;
   m.name = fmt::format("megatron-gpt-{}", size);
   m.source = fmt::format(
-      "shared/data/megatron_h100_weak_scaling.yaml, row params {} (NVIDIA/Megatron-LM README "
+      "validation/data/megatron_h100_weak_scaling.yaml, row params {} (NVIDIA/Megatron-LM README "
       "weak-scaling table): {} heads, hidden {}, {} layers, vocabulary 131072, sequence 4096",
       size, heads, hidden, layers);
   m.layers = layers;

@@ -99,7 +99,7 @@ nlohmann::json to_json(const Topology& t, const Analysis& a,
   nlohmann::json classes = nlohmann::json::array();
   for (const LinkClass& c : t.link_classes()) {
     classes.push_back({{"name", c.name},
-                       {"efficiency", c.efficiency},
+                       {"efficiency", c.efficiency.value_or(1.0)},
                        {"multipath", std::string(to_string(c.multipath))}});
   }
   j["link_classes"] = classes;

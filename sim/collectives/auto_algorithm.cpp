@@ -6,7 +6,7 @@
 //     a. AllReduce only: in-switch when a reducing switch spans the group, the group is one
 //        scale-up domain and S >= 1 MiB (NCCL enables NVLS for large messages inside an NVLink
 //        domain). AllGather and ReduceScatter keep the ring: their published 8xH200 busbw
-//        (361.4 and 362.9 GB/s, shared/data/nccl_busbw.yaml h200_nvls) is the ring's, and the
+//        (361.4 and 362.9 GB/s, validation/data/nccl_busbw.yaml h200_nvls) is the ring's, and the
 //        calibrated in-switch path would make them slower;
 //     b. mesh when the group is a full mesh of direct links (GroupShape::mesh) of >= 2
 //        dimensions, or of one dimension of > 2 members, at every size. By the closed forms it

@@ -5,7 +5,7 @@
 // the switch delivers all S to everyone). Per member: S + S/n up and S/n + S down, streamed
 // concurrently (the switch pipelines). Uncontended: a + (1 + 1/n)·S/B, busbw =
 // 2(n-1)/(n+1)·B — it grows with n, as the NVLS ramp of the published H200 figures does
-// (../shared/data/nccl_busbw.yaml, nvls_ramp).
+// (validation/data/nccl_busbw.yaml, nvls_ramp).
 #include <algorithm>
 
 #include "sim/collectives/algorithm_registry.hpp"

@@ -1,5 +1,5 @@
 // Calibrated link presets: the effective bandwidth a link technology delivers to collective
-// traffic, set once from published nccl-tests figures (../shared/data/nccl_busbw.yaml) and used
+// traffic, set once from published nccl-tests figures (validation/data/nccl_busbw.yaml) and used
 // unchanged for every operation, algorithm and size. The software latencies of the collectives
 // (per step, per operation) are calibrated here too.
 //

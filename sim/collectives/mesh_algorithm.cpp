@@ -30,6 +30,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <stdexcept>
 
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/ring_phases.hpp"
@@ -107,35 +108,40 @@ std::vector<Bytes> part_sizes(const MeshShape& mesh, Bytes total) {
                                         std::not_equal_to<>()) == mesh.bandwidth.end();
   if (alike) return equal();
   // Row k, column j: f(j, k); the last column the dimension's bandwidth (relative to the first).
-  std::vector<std::vector<double>> m(d, std::vector<double>(d + 1));
+  // Row-major, d rows of d + 1 (one allocation: GCC 12 at -O3 misreads a vector of vectors'
+  // sizes as overflowing, -Walloc-size-larger-than).
+  const std::size_t w = d + 1;
+  std::vector<double> m(d * w);
   for (std::size_t j = 0; j < d; ++j) {
     double crossed = 1;
     for (std::size_t s = 0; s < d; ++s) {
       const std::size_t k = (j + s) % d;
-      m[k][j] = 1 / (mesh.sizes[k] * crossed);
+      m[k * w + j] = 1 / (mesh.sizes[k] * crossed);
       crossed *= mesh.sizes[k];
     }
   }
   for (std::size_t k = 0; k < d; ++k)
-    m[k][d] = mesh.bandwidth[k].value() / mesh.bandwidth[0].value();
+    m[k * w + d] = mesh.bandwidth[k].value() / mesh.bandwidth[0].value();
   // Gaussian elimination with partial pivoting (d <= 6 or so).
   for (std::size_t c = 0; c < d; ++c) {
     std::size_t pivot = c;
     for (std::size_t r = c + 1; r < d; ++r)
-      if (std::abs(m[r][c]) > std::abs(m[pivot][c])) pivot = r;
-    std::swap(m[c], m[pivot]);
-    if (!(std::abs(m[c][c]) > 0)) return equal();
+      if (std::abs(m[r * w + c]) > std::abs(m[pivot * w + c])) pivot = r;
+    std::swap_ranges(m.begin() + static_cast<std::ptrdiff_t>(c * w),
+                     m.begin() + static_cast<std::ptrdiff_t>(c * w + w),
+                     m.begin() + static_cast<std::ptrdiff_t>(pivot * w));
+    if (!(std::abs(m[c * w + c]) > 0)) return equal();
     for (std::size_t r = 0; r < d; ++r) {
       if (r == c) continue;
-      const double factor = m[r][c] / m[c][c];
+      const double factor = m[r * w + c] / m[c * w + c];
       for (std::size_t x = c; x <= d; ++x)
-        m[r][x] -= factor * m[c][x];
+        m[r * w + x] -= factor * m[c * w + x];
     }
   }
   std::vector<double> share(d);
   double sum = 0;
   for (std::size_t j = 0; j < d; ++j) {
-    share[j] = m[j][d] / m[j][j];
+    share[j] = m[j * w + d] / m[j * w + j];
     if (!(share[j] > 0) || !std::isfinite(share[j])) return equal();
     sum += share[j];
   }

@@ -21,8 +21,9 @@ NetworkLinks add_topology_links(engine::FlowNetwork& network, const topology::To
     const topology::LinkIndex link(i);
     const auto& cls = topology.link_class(link);
     BytesPerSecond bandwidth = topology.effective_bandwidth(link);
-    // A class efficiency the user set wins; otherwise a matching preset calibrates the link.
-    if (cls.efficiency == 1.0) {
+    // A class efficiency the user set wins (1.0 included); otherwise a matching preset
+    // calibrates the link.
+    if (!cls.efficiency) {
       if (const LinkPreset* preset = calibration.find(cls.name, topology.bandwidth(link))) {
         bandwidth = preset->effective;
         links.preset[i] = preset->name;

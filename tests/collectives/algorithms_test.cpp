@@ -207,7 +207,7 @@ TEST(Algorithms, AutoFollowsItsDocumentedRules) {
   EXPECT_EQ(pick(CollectiveKind::kAllReduce, 16 * kMiB, GroupShape::uniform(2, 8)), "ring");
   EXPECT_EQ(pick(CollectiveKind::kAllReduce, 64 * kMiB, GroupShape::uniform(2, 8)), "ring-fluid");
   // AllGather / ReduceScatter keep the ring on NVLS hardware: the published 8xH200 busbw (361.4,
-  // 362.9 GB/s) is the ring's (shared/data/nccl_busbw.yaml, h200_nvls).
+  // 362.9 GB/s) is the ring's (validation/data/nccl_busbw.yaml, h200_nvls).
   EXPECT_EQ(pick(CollectiveKind::kAllGather, 4 * kMiB, GroupShape::single_domain(8, true)), "ring");
   EXPECT_EQ(pick(CollectiveKind::kReduceScatter, 256 * kMiB, GroupShape::single_domain(8, true)),
             "ring-fluid");

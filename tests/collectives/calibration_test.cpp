@@ -1,10 +1,12 @@
-// Calibrated presets against the published nccl-tests figures (../shared/data/nccl_busbw.yaml).
+// Calibrated presets against the published nccl-tests figures (validation/data/nccl_busbw.yaml).
 // The same link parameters serve every case below; the tolerances are the (5% on one
 // node, 10% across nodes).
 #include <gtest/gtest.h>
 
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/collective_session.hpp"
+#include "sim/collectives/topology_network.hpp"
+#include "sim/engine/flow_network.hpp"
 #include "test_topologies.hpp"
 
 namespace stepsim::collectives {
@@ -133,6 +135,34 @@ TEST(Calibration, CrossNodeAllToAllIsNicBound) {
   const auto m = measure(topo, 16, "direct", CollectiveKind::kAllToAll, kGiB);
   const double nic_bound = static_cast<double>(kGiB) / 2 / 24e9;
   EXPECT_NEAR(m.seconds, nic_bound, nic_bound * 0.01);
+}
+
+TEST(Calibration, AnExplicitEfficiencyOfOneKeepsTheLineRate) {
+  // Unset, the DGX H100's NVLink is calibrated below its line rate; set to 1.0 by the user, it is
+  // kept at line rate (1.0 is a value, not "unset").
+  auto links_of = [](const topology::Topology& topo) {
+    engine::Simulator sim;
+    engine::FlowNetwork network(sim);
+    return add_topology_links(network, topo, calibrated_presets());
+  };
+  topology::Topology topo = testing::preset("dgx-h100");
+  std::size_t nvlink = topo.num_links();
+  for (std::uint32_t i = 0; i < topo.num_links(); ++i) {
+    if (topo.link_class(topology::LinkIndex(i)).name == "nvlink") {
+      nvlink = i;
+      break;
+    }
+  }
+  ASSERT_LT(nvlink, topo.num_links());
+  const BytesPerSecond line =
+      topo.bandwidth(topology::LinkIndex(static_cast<std::uint32_t>(nvlink)));
+  const NetworkLinks calibrated = links_of(topo);
+  EXPECT_FALSE(calibrated.preset[nvlink].empty());
+  EXPECT_LT(calibrated.bandwidth[nvlink].value(), line.value());
+  ASSERT_TRUE(topo.set_efficiency("nvlink", 1.0));
+  const NetworkLinks kept = links_of(topo);
+  EXPECT_TRUE(kept.preset[nvlink].empty());
+  EXPECT_EQ(kept.bandwidth[nvlink], line);
 }
 
 }  // namespace
