@@ -21,15 +21,17 @@ double ComputeModel::peak_flops_per_s(ComputeKind k) const {
   return device.peak_flops_per_s(precision);
 }
 
+std::optional<Time> ComputeModel::measured_time(OpName name, Phase phase) const {
+  if (kernel_times.empty()) return std::nullopt;
+  // A recomputed forward takes the forward's measured time.
+  const Phase key_phase = phase == Phase::kRecompute ? Phase::kForward : phase;
+  if (auto it = kernel_times.find({name, key_phase}); it != kernel_times.end()) return it->second;
+  return std::nullopt;
+}
+
 Time ComputeModel::duration(OpName name, Phase phase, ComputeKind kind, double flops,
                             double bytes) const {
-  if (!kernel_times.empty()) {
-    // A recomputed forward takes the forward's measured time.
-    const Phase key_phase = phase == Phase::kRecompute ? Phase::kForward : phase;
-    if (auto it = kernel_times.find({name, key_phase}); it != kernel_times.end()) {
-      return it->second;
-    }
-  }
+  if (auto t = measured_time(name, phase)) return *t;
   const double eff = efficiency_of(kind);
   const double compute_s = flops / (peak_flops_per_s(kind) * eff);
   const double memory_eff = memory_efficiency > 0 ? memory_efficiency : eff;
@@ -44,16 +46,9 @@ double ComputeModel::comm_sm_share() const {
 }
 
 Time ComputeModel::duration(OpName name, Phase phase, ComputeKind kind, const OpCost& cost) const {
-  if (kernels && !cost.kernels.empty()) {
-    if (!kernel_times.empty()) {
-      const Phase key_phase = phase == Phase::kRecompute ? Phase::kForward : phase;
-      if (auto it = kernel_times.find({name, key_phase}); it != kernel_times.end()) {
-        return it->second;
-      }
-    }
-    return kernels->operation_time(cost.kernels, cost.pass);
-  }
-  return duration(name, phase, kind, cost.flops, cost.bytes);
+  if (!kernels || cost.kernels.empty()) return duration(name, phase, kind, cost.flops, cost.bytes);
+  if (auto t = measured_time(name, phase)) return *t;
+  return kernels->operation_time(cost.kernels, cost.pass);
 }
 
 namespace {
@@ -176,17 +171,17 @@ ComputeModel parse_compute(const config::Node& compute, Precision precision) {
   if (auto n = compute.find("attention")) {
     model.fused_attention = n->as_choice({"fused", "unfused"}) == "fused";
   }
-  // The default: the kernel-level model for the presets whose roofline efficiencies are generic
-  // assumptions (a100, b200); the roofline for the Hopper presets, whose efficiencies were
-  // calibrated on the Megatron-LM H100 table, until the kernel-level model holds that table, and
-  // for ascend-910c, which has no kernel data (docs/workloads.md, "Kernel-level model"). Numbers
-  // given for the peaks, the bandwidth or the efficiencies ask for the roofline.
+  // The default: the kernel-level model where the device's roofline efficiencies are generic
+  // assumptions (no calibrated efficiencies) and its GEMMs are calibrated from kernel data: a100,
+  // b200. The roofline where the efficiencies were calibrated (the Hopper presets, on the
+  // Megatron-LM H100 table, until the kernel-level model holds that table) or no kernel data
+  // exists (ascend-910c); docs/workloads.md, "Kernel-level model". Numbers given for the peaks,
+  // the bandwidth or the efficiencies ask for the roofline.
   const bool asks_roofline =
       compute.has("efficiency") || compute.has("peak") || compute.has("hbm_bandwidth");
-  const std::string& name = model.device.name;
-  std::string choice = model.kernels && !asks_roofline && (name == "a100" || name == "b200")
-                           ? "kernels"
-                           : "roofline";
+  const bool kernels_by_default =
+      model.kernels && !model.device.efficiency && model.kernels->gemm().params().calibrated;
+  std::string choice = kernels_by_default && !asks_roofline ? "kernels" : "roofline";
   if (auto n = compute.find("model")) {
     choice = n->as_choice({"kernels", "roofline"});
     if (choice == "kernels" && !model.kernels) {

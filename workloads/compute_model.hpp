@@ -5,7 +5,7 @@
 //     device's GEMM table, fused attention from measured rates, memory-bound kernels by their
 //     bytes at the achieved bandwidth of their kind), plus launch costs. Every device preset has
 //     one, set from kernel-level measurements only (docs/workloads.md, "Kernel-level model");
-//  3. the roofline (the default until the kernel-level model holds the validation tables):
+//  3. the roofline (the default on the presets with calibrated efficiencies, parse_compute):
 //       max(FLOPs / (peak x efficiency), HBM bytes / (HBM bandwidth x efficiency)) + launch
 //     with an efficiency per kind of operation (the presets' values in device.cpp).
 #pragma once
@@ -58,13 +58,15 @@ struct ComputeModel {
   double peak_flops_per_s(ComputeKind k) const;
   // Roofline time (or measured time) of one operation.
   Time duration(OpName name, Phase phase, ComputeKind kind, double flops, double bytes) const;
+  // The measured time of (operation, phase) from kernel_times, if any.
+  std::optional<Time> measured_time(OpName name, Phase phase) const;
   // The operation's time: measured, from its kernels, or the roofline of its FLOPs and bytes.
   Time duration(OpName name, Phase phase, ComputeKind kind, const OpCost& cost) const;
 };
 
-// The compute model of `device` in `precision`: its kernel-level model where the device is a
-// preset that has one, with the roofline's efficiencies and launch overhead from the device
-// (or the generic defaults above) for `compute.model: roofline`.
+// The compute model of `device` in `precision`, holding both models: the roofline's efficiencies
+// and launch overhead from the device (or the generic defaults above), and the kernel-level model
+// where the device is a preset that has one. parse_compute keeps one of them.
 ComputeModel default_compute_model(const DeviceSpec& device,
                                    Precision precision = Precision::kBf16);
 
@@ -74,7 +76,8 @@ ComputeModel default_compute_model(const DeviceSpec& device,
 //     below peak: {bf16: 989TFLOP/s, fp8: 1979TFLOP/s, fp16: ..., fp32: ...}
 //     hbm_bandwidth: 3.35TB/s
 //     hbm_capacity: 80GB
-//     model: kernels                # or roofline; default kernels where the device has them
+//     model: kernels                # or roofline; default kernels where the device has no
+//                                   # calibrated efficiencies and calibrated GEMMs (a100, b200)
 //     attention: fused              # or unfused
 //     gemm_table: my_gemms.csv      # the user's measured GEMMs: m,n,k,dtype,time
 //     efficiency: {gemm: 0.75, grouped_gemm: 0.6, attention: 0.55, elementwise: 0.7,

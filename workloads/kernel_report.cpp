@@ -184,6 +184,9 @@ KernelReport step_kernels(const WorkloadSpec& spec) {
       fmt::format("gemm: {}\nattention: {} ({})\nmemory: {}\nlaunch: {}",
                   timer.gemm().params().source, timer.attention().rates().kernel,
                   timer.attention().rates().source, timer.memory().source, timer.launch().source);
+  if (!timer.gemm_time_scale_source().empty()) {
+    report.sources += "\nsustained load: " + timer.gemm_time_scale_source();
+  }
   report.rows = c.rows();
   for (const KernelRow& r : report.rows)
     report.total_per_micro_batch += r.time * r.count;

@@ -169,30 +169,35 @@ std::optional<KernelTimer> kernel_timer_preset(std::string_view device) {
   auto gemm = gemm_model_preset(device);
   auto attention = attention_model_preset(device);
   if (!gemm || !attention) return std::nullopt;
-  const MemoryRates h200 = h200_memory_rates();
-  MemoryRates memory;
-  if (device == "h200") {
-    memory = h200;
-  } else if (device == "h100" || device == "h800") {
-    memory = scaled(h200, 3.35 / 4.8,
-                    h200.source +
-                        ", x 3.35 / 4.8 (the datasheets' HBM bandwidths; no H100 SXM "
-                        "kernel measurement)",
-                    true);
-  } else if (device == "a100") {
-    memory = scaled(h200, 1759.0 / 3534.0,
-                    h200.source +
-                        ", x 1,759 / 3,534 (gpu-stream triad, A100 80GB against H200, "
-                        "validation/data/kernels/hbm.yaml)",
-                    true);
-  } else if (device == "b200") {
-    memory = scaled(h200, 8.0 / 4.8,
-                    h200.source + ", x 8 / 4.8 (datasheets; no B200 kernel measurement)", false);
-  } else {
-    memory =
-        scaled(h200, 3.2 / 4.8,
-               h200.source + ", x 3.2 / 4.8 (datasheets; no Ascend kernel measurement)", false);
+  // The H200's measured rates, scaled to the device by its HBM bandwidth.
+  struct MemoryScale {
+    std::string_view device;
+    double factor;
+    const char* why;
+    bool calibrated;
+  };
+  static constexpr MemoryScale kScales[] = {
+      {"h200", 1.0, "", true},
+      {"h100", 3.35 / 4.8,
+       ", x 3.35 / 4.8 (the datasheets' HBM bandwidths; no H100 SXM kernel measurement)", true},
+      {"h800", 3.35 / 4.8,
+       ", x 3.35 / 4.8 (the datasheets' HBM bandwidths; no H100 SXM kernel measurement)", true},
+      {"a100", 1759.0 / 3534.0,
+       ", x 1,759 / 3,534 (gpu-stream triad, A100 80GB against H200, "
+       "validation/data/kernels/hbm.yaml)",
+       true},
+      {"b200", 8.0 / 4.8, ", x 8 / 4.8 (datasheets; no B200 kernel measurement)", false},
+  };
+  // Any other preset (ascend-910c): its datasheet bandwidth, uncalibrated.
+  MemoryScale scale{device, 3.2 / 4.8, ", x 3.2 / 4.8 (datasheets; no Ascend kernel measurement)",
+                    false};
+  for (const MemoryScale& s : kScales) {
+    if (s.device == device) scale = s;
   }
+  const MemoryRates h200 = h200_memory_rates();
+  MemoryRates memory = scale.factor == 1.0
+                           ? h200
+                           : scaled(h200, scale.factor, h200.source + scale.why, scale.calibrated);
   KernelTimer timer(std::string(device), std::move(*gemm), std::move(*attention), std::move(memory),
                     measured_launch_costs());
   if (device == "h100" || device == "h200" || device == "h800" || device == "b200") {
