@@ -16,7 +16,8 @@ GradientBuckets::GradientBuckets(const WorkloadSpec& spec, OpGraphBuilder& graph
       zero_stage_(spec.parallel.zero),
       overlap_grad_reduce_(spec.training.overlap_grad_reduce),
       bucket_bytes_(spec.training.grad_bucket.count()),
-      element_bytes_(element_bytes(spec.training.precision)),
+      grad_element_bytes_(element_bytes(spec.training.grad_reduce)),
+      parameter_element_bytes_(element_bytes(spec.training.precision)),
       dense_group_size_(spec.parallel.dp * spec.parallel.cp),
       expert_group_size_(spec.parallel.expert_dp()) {}
 
@@ -28,7 +29,8 @@ void GradientBuckets::add_gradients(OpIndex producer, double parameters, bool ro
   if (parameters <= 0 || !reducing_) return;
   if ((routed_experts ? expert_group_size_ : dense_group_size_) <= 1) return;
   OpenBucket& bucket = routed_experts ? expert_ : dense_;
-  bucket.bytes += std::llround(parameters * static_cast<double>(element_bytes_));
+  bucket.parameters += parameters;
+  bucket.bytes += std::llround(parameters * static_cast<double>(grad_element_bytes_));
   bucket.last_producer = producer;
   if (bucket.bytes >= bucket_bytes_) close(routed_experts);
 }
@@ -44,8 +46,10 @@ void GradientBuckets::end_backward_pass() {
 void GradientBuckets::close(bool routed_experts) {
   OpenBucket& bucket = routed_experts ? expert_ : dense_;
   if (bucket.bytes == 0) return;
-  closed_.push_back(
-      {bucket.bytes, routed_experts ? Communicator::kExpertData : Communicator::kData});
+  const auto parameter_bytes =
+      std::llround(bucket.parameters * static_cast<double>(parameter_element_bytes_));
+  closed_.push_back({bucket.bytes, parameter_bytes,
+                     routed_experts ? Communicator::kExpertData : Communicator::kData});
   if (overlap_grad_reduce_) issue_reduction(closed_.back(), bucket.last_producer);
   bucket = OpenBucket{};
 }
@@ -66,7 +70,7 @@ void GradientBuckets::issue_deferred_reductions(OpIndex last_backward_op) {
 void GradientBuckets::gather_parameters_after(OpIndex optimizer_step) {
   for (const auto& bucket : closed_) {
     graph_.add_collective(kParameterGather, CollectiveKind::kAllGather, bucket.group,
-                          ParallelDim::kDp, bucket.bytes, {optimizer_step});
+                          ParallelDim::kDp, bucket.parameter_bytes, {optimizer_step});
   }
 }
 
@@ -74,8 +78,9 @@ OpIndex gather_parameters_at_step_start(const std::vector<ClosedBucket>& buckets
                                         OpGraphBuilder& graph) {
   OpIndex first = kNoOp;
   for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {
-    const OpIndex gather = graph.add_collective(kParameterGather, CollectiveKind::kAllGather,
-                                                it->group, ParallelDim::kDp, it->bytes, {});
+    const OpIndex gather =
+        graph.add_collective(kParameterGather, CollectiveKind::kAllGather, it->group,
+                             ParallelDim::kDp, it->parameter_bytes, {});
     if (first == kNoOp) first = gather;
   }
   return first;

@@ -8,7 +8,9 @@
 // once it holds the bucket size (training.grad_bucket) and at the end of the backward pass; its
 // collective (ZeRO 0: AllReduce, ZeRO 1-3: ReduceScatter, of its bytes in the training precision)
 // waits for the operation that produced its last gradient, so it overlaps with the rest of the
-// backward, or, without overlap_grad_reduce, is issued after the whole backward.
+// backward, or, without overlap_grad_reduce, is issued after the whole backward. Gradients are
+// reduced in training.grad_reduce_dtype (FP32 main grads by default); ZeRO's parameter gathers
+// move the same parameters in the training precision.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +21,11 @@
 
 namespace stepsim::workloads {
 
-// A closed bucket: its gradients' bytes and the group they are reduced over.
+// A closed bucket: its gradients' bytes (in the reduction's precision), its parameters' bytes
+// (in the training precision: what ZeRO gathers back) and the group they are reduced over.
 struct ClosedBucket {
   std::int64_t bytes = 0;
+  std::int64_t parameter_bytes = 0;
   Communicator group = Communicator::kData;
 };
 
@@ -51,6 +55,7 @@ class GradientBuckets {
 
  private:
   struct OpenBucket {
+    double parameters = 0;
     std::int64_t bytes = 0;
     OpIndex last_producer = kNoOp;
   };
@@ -62,7 +67,8 @@ class GradientBuckets {
   int zero_stage_ = 0;
   bool overlap_grad_reduce_ = true;
   std::int64_t bucket_bytes_ = 0;
-  std::int64_t element_bytes_ = 2;
+  std::int64_t grad_element_bytes_ = 4;
+  std::int64_t parameter_element_bytes_ = 2;
   int dense_group_size_ = 1;
   int expert_group_size_ = 1;
 

@@ -129,7 +129,7 @@ std::vector<MemoryEstimate> estimate_memory(const WorkloadSpec& spec) {
   const auto& t = spec.training;
   const double fp32 = t.precision == Precision::kFp32 ? 1.0 : 0.0;
   const double weight_bytes = d(element_bytes(t.precision));
-  const double grad_bytes = weight_bytes;
+  const double grad_bytes = d(element_bytes(t.grad_reduce));
   const double optimizer_bytes = 12.0 - 4.0 * fp32;  // no separate master copy in FP32
   const double dense_n = p.dp * p.cp;
   const double expert_n = p.expert_dp();

@@ -2,10 +2,13 @@
 // states (by ZeRO stage) and activations (by recomputation mode, Korthikanti et al. 2022,
 // "Reducing Activation Recomputation in Large Transformer Models").
 //
-//  - Mixed-precision Adam keeps, per parameter, a 16-bit weight (2 bytes), a 16-bit gradient (2)
-//    and FP32 master weight, momentum and variance (12): 2 + 2 + 12 bytes (FP32 training: 4 + 4 +
-//    8). ZeRO-1 shards the optimizer states, ZeRO-2 also the gradients, ZeRO-3 also the weights,
-//    over the data-parallel group (dense parameters: dp x cp ranks; experts: edp ranks).
+//  - Mixed-precision Adam keeps, per parameter, a 16-bit weight (2 bytes), a gradient in the
+//    precision it is reduced in (training.grad_reduce_dtype: the weights' by default, 2; FP32
+//    main grads, 4, as Megatron-LM's "6 + 12 / DP" with its distributed optimizer,
+//    megatron/training/theoretical_memory_usage.py) and FP32 master weight, momentum and
+//    variance (12): 2 + 2 + 12 bytes (FP32 training: 4 + 4 + 8). ZeRO-1 shards the optimizer
+//    states, ZeRO-2 also the gradients, ZeRO-3 also the weights, over the data-parallel group
+//    (dense parameters: dp x cp ranks; experts: edp ranks).
 //  - Activations per layer and micro-batch (16-bit, local sequence s = seq_len / cp):
 //    sbh(34 + 5as/h) without tensor parallelism; sbh(10 + 24/t + 5as/(ht)) with TP;
 //    sbh(34/t + 5as/(ht)) with TP + SP; selective recomputation drops the 5as/h term; full

@@ -286,7 +286,8 @@ ParallelLayout read_parallelism(const config::Node& n) {
 
 TrainingConfig read_training(const config::Node& n) {
   n.allow_keys({"seq_len", "micro_batch", "global_batch", "precision", "recompute", "grad_bucket",
-                "overlap_grad_reduce", "overlap_param_gather", "routing_skew"});
+                "grad_reduce_dtype", "overlap_grad_reduce", "overlap_param_gather",
+                "routing_skew"});
   TrainingConfig t;
   t.seq_len = n.at("seq_len").as_int(1, 1 << 26);
   if (auto v = n.find("micro_batch")) t.micro_batch = v->as_int(1, 1 << 20);
@@ -306,6 +307,14 @@ TrainingConfig read_training(const config::Node& n) {
                                      : Recompute::kNormAndMlaUp;
   }
   if (auto v = n.find("grad_bucket")) t.grad_bucket = v->as_bytes(Bytes(1));
+  // FP8 training keeps weights (and so gradients) in BF16 (element_bytes).
+  t.grad_reduce = t.precision == Precision::kFp8 ? Precision::kBf16 : t.precision;
+  if (auto v = n.find("grad_reduce_dtype")) {
+    const std::string s = v->as_choice({"fp32", "bf16", "fp16"});
+    t.grad_reduce = s == "fp32"   ? Precision::kFp32
+                    : s == "bf16" ? Precision::kBf16
+                                  : Precision::kFp16;
+  }
   if (auto v = n.find("overlap_grad_reduce")) t.overlap_grad_reduce = v->as_bool();
   if (auto v = n.find("overlap_param_gather")) t.overlap_param_gather = v->as_bool();
   if (auto v = n.find("routing_skew")) t.routing_skew = v->as_double(0.0, 100.0);

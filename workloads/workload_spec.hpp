@@ -72,6 +72,13 @@ struct TrainingConfig {
   Precision precision = Precision::kBf16;
   Recompute recompute = Recompute::kNone;
   Bytes grad_bucket = Bytes(25'000'000);
+  // The precision gradients are accumulated and reduced in over data parallelism
+  // (training.grad_reduce_dtype). Default: the weights' precision (BF16 for BF16 and FP8
+  // training). Megatron-LM reduces BF16 training's gradients in FP32 main grads unless told
+  // otherwise ("accumulate and all-reduce gradients in fp32 for bfloat16 data type",
+  // megatron/training/arguments.py; --grad-reduce-in-bf16 since 2025): `fp32` models that.
+  // ZeRO's parameter gathers move the weights' precision whatever this is.
+  Precision grad_reduce = Precision::kBf16;
   bool overlap_grad_reduce = true;  // false: gradient collectives wait for the whole backward
   // ZeRO-1/2 (Megatron's --overlap-param-gather): the parameter AllGather after the optimizer
   // runs during the next step's forward; simulated in steady state as gathers at the start of

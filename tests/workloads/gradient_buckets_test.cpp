@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "sim/common/input_error.hpp"
 #include "tests/workloads/workload_of.hpp"
 #include "workloads/gradient_buckets.hpp"
 
@@ -80,6 +81,48 @@ TEST(GradientBuckets, WithoutOverlapEveryBucketWaitsForTheWholeBackward) {
   EXPECT_EQ(p.ops.back().collective, CollectiveKind::kAllGather);
 }
 
+// Megatron-LM reduces BF16 training's gradients in FP32 (its FP32 main grads) and gathers the
+// updated parameters back in BF16: a bucket of P parameters reduces 4P bytes and gathers 2P.
+TEST(GradientBuckets, Fp32MainGradsAreReducedInFp32AndParametersGatheredInBf16) {
+  const auto spec = spec_of("{dp: 4, zero: 1}",
+                            "{seq_len: 1024, global_batch: 4, grad_bucket: 1GB, "
+                            "overlap_param_gather: false, grad_reduce_dtype: fp32}");
+  EXPECT_EQ(spec.training.grad_reduce, Precision::kFp32);
+  OpGraphBuilder graph;
+  GradientBuckets buckets(spec, graph);
+  buckets.begin_backward_pass(true);
+  buckets.add_gradients(add_kernel(graph), 1000, false);
+  buckets.add_gradients(add_kernel(graph), 500, false);
+  buckets.end_backward_pass();
+  ASSERT_EQ(buckets.closed().size(), 1u);
+  EXPECT_EQ(buckets.closed()[0].bytes, 4 * 1500);
+  EXPECT_EQ(buckets.closed()[0].parameter_bytes, 2 * 1500);
+  buckets.gather_parameters_after(add_kernel(graph));
+  const Program p = graph.take_program();
+  EXPECT_EQ(p.ops[buckets.reductions()[0]].bytes, 6000);
+  EXPECT_EQ(p.ops.back().collective, CollectiveKind::kAllGather);
+  EXPECT_EQ(p.ops.back().bytes, 3000);
+}
+
+TEST(GradientBuckets, TheReductionPrecisionFollowsTheWeightsOrTheKey) {
+  const auto fp16 = spec_of("{dp: 2}", "{seq_len: 1024, global_batch: 2, precision: fp16}");
+  EXPECT_EQ(fp16.training.grad_reduce, Precision::kFp16);
+  // FP8 training keeps its weights, and so its gradients, in BF16.
+  const auto fp8 = spec_of("{dp: 2}", "{seq_len: 1024, global_batch: 2, precision: fp8}");
+  EXPECT_EQ(fp8.training.grad_reduce, Precision::kBf16);
+  const auto bf16 = spec_of("{dp: 2}", "{seq_len: 1024, global_batch: 2}");
+  EXPECT_EQ(bf16.training.grad_reduce, Precision::kBf16);
+  OpGraphBuilder graph;
+  GradientBuckets buckets(bf16, graph);
+  buckets.begin_backward_pass(true);
+  buckets.add_gradients(add_kernel(graph), 1000, false);
+  buckets.end_backward_pass();
+  EXPECT_EQ(buckets.closed()[0].bytes, 2000);
+  EXPECT_EQ(buckets.closed()[0].parameter_bytes, 2000);
+  EXPECT_THROW(spec_of("{dp: 2}", "{seq_len: 1024, global_batch: 2, grad_reduce_dtype: fp64}"),
+               InputError);
+}
+
 TEST(GradientBuckets, OneDataParallelRankReducesNothing) {
   const auto spec = spec_of("{tp: 2}", "{seq_len: 1024, global_batch: 2}");
   OpGraphBuilder graph;
@@ -94,8 +137,8 @@ TEST(GradientBuckets, StepStartGathersRunInForwardOrder) {
   // The backward closed the last layers' bucket first; the next forward needs the first layers'
   // parameters first.
   OpGraphBuilder graph;
-  const std::vector<ClosedBucket> closed = {{100, Communicator::kData},
-                                            {200, Communicator::kExpertData}};
+  const std::vector<ClosedBucket> closed = {{200, 100, Communicator::kData},
+                                            {400, 200, Communicator::kExpertData}};
   const OpIndex gate = gather_parameters_at_step_start(closed, graph);
   const Program p = graph.take_program();
   ASSERT_EQ(p.ops.size(), 2u);

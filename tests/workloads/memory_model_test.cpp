@@ -73,6 +73,17 @@ TEST(MemoryModel, ZeroStagesShardStatesOverDataParallelRanks) {
   EXPECT_EQ(z3.parameters.count(), std::llround(2 * psi / 8));
   EXPECT_FALSE(z3.exceeds_capacity);
   EXPECT_TRUE(z3.warning.empty());
+  // Gradients reduced in FP32 (Megatron-LM's FP32 main grads) are held in FP32: 2 + 4 + 12 / DP
+  // bytes per parameter with ZeRO-1, Megatron's own "6 + 12 / DP"
+  // (megatron/training/theoretical_memory_usage.py).
+  const auto main_grads = estimate_memory(workload_of("llama3-8b", "{dp: 8, zero: 1}",
+                                                      "{seq_len: 1024, global_batch: 8, "
+                                                      "recompute: full, grad_reduce_dtype: fp32}"))
+                              .at(0);
+  EXPECT_EQ(main_grads.gradients.count(), std::llround(4 * psi));
+  EXPECT_EQ(main_grads.parameters.count() + main_grads.gradients.count() +
+                main_grads.optimizer_states.count(),
+            std::llround(6 * psi) + std::llround(12 * psi / 8));
 }
 
 TEST(MemoryModel, OneFOneBKeepsPMinusSMicroBatchesAliveGpipeKeepsAll) {
