@@ -267,6 +267,87 @@ ServingSpec parse_serving(const config::Node& root) {
   return spec;
 }
 
+namespace {
+
+// Which pool holds each accelerator of the topology (nullptr: none yet).
+using AcceleratorHolders = std::vector<const ServingPool*>;
+
+// Gives the accelerators of `p`'s placement to `p`; `key` names the setting they came from.
+void take_accelerators(AcceleratorHolders& holder, const ServingPool& p, std::string_view key) {
+  const auto total = static_cast<std::uint32_t>(holder.size());
+  for (const std::uint32_t a : p.placement) {
+    if (a >= total) {
+      throw InputError(fmt::format("{}: {}.{}: accelerator {}, but the topology has {} (0 to {})",
+                                   p.location, p.name, key, a, total, total == 0 ? 0 : total - 1));
+    }
+    if (holder[a] == &p) {
+      throw InputError(
+          fmt::format("{}: {}.{}: accelerator {} is named twice", p.location, p.name, key, a));
+    }
+    if (holder[a] != nullptr) {
+      throw InputError(fmt::format(
+          "{}: {}.{}: accelerator {} is also in {}: the prefill and decode pools must not "
+          "share accelerators (leave out 'accelerators', 'placement' and 'nodes' in both to "
+          "colocate them)",
+          p.location, p.name, key, a, holder[a]->name));
+    }
+    holder[a] = &p;
+  }
+}
+
+// A pool placed by `nodes`: the accelerators of those nodes, as many as `accelerators` says.
+void place_on_nodes(ServingPool& p,
+                    const std::vector<std::vector<std::uint32_t>>& node_accelerators) {
+  for (const std::uint32_t n : p.nodes) {
+    if (n >= node_accelerators.size()) {
+      throw InputError(fmt::format("{}: {}.nodes: node {}, but the topology has {} (0 to {})",
+                                   p.location, p.name, n, node_accelerators.size(),
+                                   node_accelerators.empty() ? 0 : node_accelerators.size() - 1));
+    }
+    const auto& on_node = node_accelerators[n];
+    p.placement.insert(p.placement.end(), on_node.begin(), on_node.end());
+  }
+  if (p.accelerators != 0 && static_cast<std::size_t>(p.accelerators) != p.placement.size()) {
+    throw InputError(fmt::format("{}: {}.accelerators: {}, but its nodes hold {} accelerators",
+                                 p.location, p.name, p.accelerators, p.placement.size()));
+  }
+}
+
+// A pool not placed explicitly: its `accelerators` (else all that are left) in the lowest free
+// ones.
+void place_in_free_accelerators(ServingPool& p, const AcceleratorHolders& holder) {
+  const auto total = static_cast<std::uint32_t>(holder.size());
+  const auto free = static_cast<std::size_t>(
+      std::count(holder.begin(), holder.end(), static_cast<const ServingPool*>(nullptr)));
+  const std::size_t want = p.accelerators != 0 ? static_cast<std::size_t>(p.accelerators) : free;
+  if (want == 0 || want > free) {
+    throw InputError(fmt::format(
+        "{}: {}: needs {} accelerators, but only {} of the topology's {} are left beside the "
+        "other pool",
+        p.location, p.name, want == 0 ? std::string("some") : std::to_string(want), free, total));
+  }
+  for (std::uint32_t a = 0; a < total && p.placement.size() < want; ++a) {
+    if (holder[a] == nullptr) p.placement.push_back(a);
+  }
+}
+
+// Each replica has tp ranks and the expert-parallel groups are carved out of the pool.
+void check_pool_split(const ServingPool& p) {
+  if (p.accelerators % p.tp != 0) {
+    throw InputError(fmt::format(
+        "{}: {}: tp {} must divide the pool's {} accelerators (each replica has tp ranks)",
+        p.location, p.name, p.tp, p.accelerators));
+  }
+  if (p.accelerators % p.ep != 0) {
+    throw InputError(
+        fmt::format("{}: {}: ep {} must divide the pool's {} accelerators (expert-parallel "
+                    "groups are carved out of the pool)",
+                    p.location, p.name, p.ep, p.accelerators));
+  }
+}
+
+}  // namespace
+
 void resolve_serving_pools(ServingSpec& spec, int topology_accelerators,
                            const std::vector<std::vector<std::uint32_t>>& node_accelerators) {
   const auto total = static_cast<std::uint32_t>(topology_accelerators);
@@ -277,51 +358,15 @@ void resolve_serving_pools(ServingSpec& spec, int topology_accelerators,
     return p.accelerators != 0 || !p.placement.empty() || !p.nodes.empty();
   };
   spec.colocated = pools.size() == 2 && !placed(*pools[0]) && !placed(*pools[1]);
-  // Which pool holds each accelerator (nullptr: none yet).
-  std::vector<const ServingPool*> holder(total, nullptr);
-  auto take = [&](ServingPool& p, std::string_view key) {
-    for (const std::uint32_t a : p.placement) {
-      if (a >= total) {
-        throw InputError(fmt::format("{}: {}.{}: accelerator {}, but the topology has {} (0 to {})",
-                                     p.location, p.name, key, a, total,
-                                     total == 0 ? 0 : total - 1));
-      }
-      if (holder[a] == &p) {
-        throw InputError(
-            fmt::format("{}: {}.{}: accelerator {} is named twice", p.location, p.name, key, a));
-      }
-      if (holder[a] != nullptr) {
-        throw InputError(fmt::format(
-            "{}: {}.{}: accelerator {} is also in {}: the prefill and decode pools must not "
-            "share accelerators (leave out 'accelerators', 'placement' and 'nodes' in both to "
-            "colocate them)",
-            p.location, p.name, key, a, holder[a]->name));
-      }
-      holder[a] = &p;
-    }
-  };
+  AcceleratorHolders holder(total, nullptr);
   // First the pools placed explicitly, then the others in the lowest free accelerators.
   for (ServingPool* p : pools) {
     if (spec.colocated) break;
     if (!p->nodes.empty()) {
-      for (const std::uint32_t n : p->nodes) {
-        if (n >= node_accelerators.size()) {
-          throw InputError(
-              fmt::format("{}: {}.nodes: node {}, but the topology has {} (0 to {})", p->location,
-                          p->name, n, node_accelerators.size(),
-                          node_accelerators.empty() ? 0 : node_accelerators.size() - 1));
-        }
-        const auto& on_node = node_accelerators[n];
-        p->placement.insert(p->placement.end(), on_node.begin(), on_node.end());
-      }
-      if (p->accelerators != 0 &&
-          static_cast<std::size_t>(p->accelerators) != p->placement.size()) {
-        throw InputError(fmt::format("{}: {}.accelerators: {}, but its nodes hold {} accelerators",
-                                     p->location, p->name, p->accelerators, p->placement.size()));
-      }
-      take(*p, "nodes");
+      place_on_nodes(*p, node_accelerators);
+      take_accelerators(holder, *p, "nodes");
     } else if (!p->placement.empty()) {
-      take(*p, "placement");
+      take_accelerators(holder, *p, "placement");
     }
   }
   for (ServingPool* p : pools) {
@@ -335,34 +380,11 @@ void resolve_serving_pools(ServingSpec& spec, int topology_accelerators,
       for (std::uint32_t a = 0; a < total; ++a)
         p->placement[a] = a;
     } else if (p->placement.empty()) {
-      const auto free = static_cast<std::size_t>(
-          std::count(holder.begin(), holder.end(), static_cast<const ServingPool*>(nullptr)));
-      const std::size_t want =
-          p->accelerators != 0 ? static_cast<std::size_t>(p->accelerators) : free;
-      if (want == 0 || want > free) {
-        throw InputError(fmt::format(
-            "{}: {}: needs {} accelerators, but only {} of the topology's {} are left beside the "
-            "other pool",
-            p->location, p->name, want == 0 ? std::string("some") : std::to_string(want), free,
-            total));
-      }
-      for (std::uint32_t a = 0; a < total && p->placement.size() < want; ++a) {
-        if (holder[a] == nullptr) p->placement.push_back(a);
-      }
-      take(*p, "accelerators");
+      place_in_free_accelerators(*p, holder);
+      take_accelerators(holder, *p, "accelerators");
     }
     p->accelerators = static_cast<int>(p->placement.size());
-    if (p->accelerators % p->tp != 0) {
-      throw InputError(fmt::format(
-          "{}: {}: tp {} must divide the pool's {} accelerators (each replica has tp ranks)",
-          p->location, p->name, p->tp, p->accelerators));
-    }
-    if (p->accelerators % p->ep != 0) {
-      throw InputError(
-          fmt::format("{}: {}: ep {} must divide the pool's {} accelerators (expert-parallel "
-                      "groups are carved out of the pool)",
-                      p->location, p->name, p->ep, p->accelerators));
-    }
+    check_pool_split(*p);
   }
 }
 

@@ -340,9 +340,9 @@ void check_model_split(const config::Node& n, const ModelSpec& m, int tp, int ep
 
 namespace {
 
-// Layout checks that need the model and the training settings; each names the key at fault.
-void check_layout(const config::Node& par, const config::Node& tr, const ModelSpec& m,
-                  const ParallelLayout& p, const TrainingConfig& t) {
+// Tensor and expert parallelism against the model: heads, key/value heads, experts.
+void check_model_parallel_split(const config::Node& par, const ModelSpec& m,
+                                const ParallelLayout& p) {
   auto key = [&](const char* k) { return par.find(k).value_or(par); };
   if (m.heads % p.tp != 0) {
     key("tp").fail_with(fmt::format(
@@ -361,6 +361,12 @@ void check_layout(const config::Node& par, const config::Node& tr, const ModelSp
         "of one pipeline stage)",
         p.ep, p.tp * p.cp * p.dp));
   }
+}
+
+// Sequence and context parallelism against the model and the sequence length.
+void check_sequence_split(const config::Node& par, const ModelSpec& m, const ParallelLayout& p,
+                          const TrainingConfig& t) {
+  auto key = [&](const char* k) { return par.find(k).value_or(par); };
   if (p.tp_comm_overlap && p.tp > 1 && !p.sp) {
     key("tp_comm_overlap")
         .fail_with(
@@ -395,6 +401,11 @@ void check_layout(const config::Node& par, const config::Node& tr, const ModelSp
         "tp {}",
         t.seq_len / p.cp, p.tp));
   }
+}
+
+// The pipeline schedule against the layout and the model's layers.
+void check_pipeline(const config::Node& par, const ModelSpec& m, const ParallelLayout& p) {
+  auto key = [&](const char* k) { return par.find(k).value_or(par); };
   if (p.schedule == PipelineSchedule::kInterleaved && (p.vpp < 2 || p.pp < 2)) {
     key("schedule")
         .fail_with(
@@ -415,6 +426,10 @@ void check_layout(const config::Node& par, const config::Node& tr, const ModelSp
             fmt::format("pp x vpp = {} pipeline stages for {} layers: a stage would have no layer",
                         stages, m.layers));
   }
+}
+
+// The micro-batches a step has (global_batch / (micro_batch x dp)) against the schedule.
+void check_micro_batches(const config::Node& tr, const ParallelLayout& p, const TrainingConfig& t) {
   const std::int64_t per_step = t.micro_batch * p.dp;
   if (t.global_batch % per_step != 0) {
     tr.at("global_batch")
@@ -437,6 +452,15 @@ void check_layout(const config::Node& par, const config::Node& tr, const ModelSp
             "(micro_batch x dp)) divisible by pp {}",
             m_count, p.pp));
   }
+}
+
+// Layout checks that need the model and the training settings; each names the key at fault.
+void check_layout(const config::Node& par, const config::Node& tr, const ModelSpec& m,
+                  const ParallelLayout& p, const TrainingConfig& t) {
+  check_model_parallel_split(par, m, p);
+  check_sequence_split(par, m, p, t);
+  check_pipeline(par, m, p);
+  check_micro_batches(tr, p, t);
 }
 
 // With expert TP = 1, the expert decomposition (order without cp) must put every rank in the same
