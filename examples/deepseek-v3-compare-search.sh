@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # DeepSeek-V3 on a Huawei CloudMatrix384 against an H800 cluster of 384 GPUs, each at its best
-# layout (issue 17): `stepsim compare --search` searches the layout of each (docs/search.md) and
+# layout: `stepsim compare --search` searches the layout of each (docs/search.md) and
 # compares the best of each. The scenarios are examples/deepseek-v3-cloudmatrix384.yaml and
 # examples/deepseek-v3-h800.yaml (their headers describe the machines), with 768 sequences of 4K
 # tokens per step. Extra arguments go to `stepsim compare` (--csv FILE, --json FILE, -j N).

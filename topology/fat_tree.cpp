@@ -73,6 +73,131 @@ FatTreeShape shape_of(const FatTreeSpec& requested, std::size_t num_hosts, std::
   return shape;
 }
 
+// The leaf switches, each labelled with the span of NIC positions below it.
+std::vector<NodeId> add_leaves(TopologyBuilder& b, const FatTreeShape& shape,
+                               const NodeOptions& switch_options) {
+  const std::uint32_t span1 = static_cast<std::uint32_t>(shape.d1);
+  std::vector<NodeId> leaf(shape.leaves);
+  for (std::size_t l = 0; l < shape.leaves; ++l) {
+    leaf[l] = b.add_node(fmt::format("{}leaf{}", shape.spec.prefix, l), NodeKind::kSwitch,
+                         switch_options);
+    const auto lo = static_cast<std::uint32_t>(l) * span1;
+    b.set_clos_label(leaf[l], ClosLabel{1, lo, lo + span1});
+  }
+  return leaf;
+}
+
+// Every host's NIC i to its leaf: the leaf of rail i when rail-optimized, else the NICs in order.
+void attach_hosts(TopologyBuilder& b, const FatTreeShape& shape,
+                  const std::vector<std::vector<NodeId>>& hosts, const std::vector<NodeId>& leaf,
+                  std::uint16_t cls) {
+  const std::size_t n = hosts.empty() ? 0 : hosts.front().size();
+  const std::uint32_t span1 = static_cast<std::uint32_t>(shape.d1);
+  for (std::size_t h = 0; h < hosts.size(); ++h) {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t l = 0;
+      std::size_t port = 0;
+      if (shape.spec.rail_optimized) {
+        l = (h / span1) * n + i;
+        port = h % span1;
+      } else {
+        l = (h * n + i) / span1;
+        port = (h * n + i) % span1;
+      }
+      const NodeId nic = hosts[h][i];
+      const auto position = static_cast<std::uint32_t>(l * span1 + port);
+      b.set_clos_label(nic, ClosLabel{0, position, position + 1});
+      b.add_duplex(nic, leaf[l], shape.spec.link_bandwidth, shape.spec.link_latency, cls);
+    }
+  }
+}
+
+// Two tiers: u1 spines, each linked to every leaf.
+void add_spines(TopologyBuilder& b, const FatTreeShape& shape, const std::vector<NodeId>& leaf,
+                std::uint16_t cls, const NodeOptions& switch_options, FabricSummary& summary) {
+  const auto& spec = shape.spec;
+  const auto top = static_cast<std::uint32_t>(shape.leaves) * static_cast<std::uint32_t>(shape.d1);
+  for (int j = 0; j < shape.u1; ++j) {
+    const NodeId spine =
+        b.add_node(fmt::format("{}spine{}", spec.prefix, j), NodeKind::kSwitch, switch_options);
+    b.set_clos_label(spine, ClosLabel{2, 0, top});
+    for (std::size_t l = 0; l < shape.leaves; ++l) {
+      b.add_duplex(leaf[l], spine, spec.link_bandwidth, spec.link_latency, cls);
+    }
+  }
+  summary.tiers.push_back(FabricTier{"spine", static_cast<std::size_t>(shape.u1),
+                                     shape.leaves * static_cast<std::size_t>(shape.u1), 0,
+                                     spec.link_bandwidth, 0});
+}
+
+// Three tiers, first step: each pod's u1 spines, linked to the pod's d2 leaves and grouped with
+// them. Returns the spines, pod by pod.
+std::vector<NodeId> add_pods(TopologyBuilder& b, const FatTreeShape& shape,
+                             const std::vector<NodeId>& leaf, std::uint16_t cls,
+                             const NodeOptions& switch_options) {
+  const auto& spec = shape.spec;
+  const auto u1 = static_cast<std::size_t>(shape.u1);
+  const auto d2 = static_cast<std::size_t>(shape.d2);
+  const auto pod_span = static_cast<std::uint32_t>(shape.d2) * static_cast<std::uint32_t>(shape.d1);
+  std::vector<NodeId> agg(shape.pods * u1);
+  for (std::size_t p = 0; p < shape.pods; ++p) {
+    std::vector<NodeId> members;
+    for (int j = 0; j < shape.u1; ++j) {
+      const NodeId a = b.add_node(fmt::format("{}pod{}.spine{}", spec.prefix, p, j),
+                                  NodeKind::kSwitch, switch_options);
+      agg[p * u1 + static_cast<std::size_t>(j)] = a;
+      const auto lo = static_cast<std::uint32_t>(p) * pod_span;
+      b.set_clos_label(a, ClosLabel{2, lo, lo + pod_span});
+      members.push_back(a);
+      for (std::size_t l = p * d2; l < std::min(shape.leaves, (p + 1) * d2); ++l) {
+        b.add_duplex(leaf[l], a, spec.link_bandwidth, spec.link_latency, cls);
+      }
+    }
+    for (std::size_t l = p * d2; l < std::min(shape.leaves, (p + 1) * d2); ++l) {
+      members.push_back(leaf[l]);
+    }
+    b.add_group(GroupKind::kPod, fmt::format("{}pod{}", spec.prefix, p), std::move(members));
+  }
+  return agg;
+}
+
+// Three tiers, second step: u1 x u2 cores, core (j, c) linked to spine j of every pod.
+void add_cores(TopologyBuilder& b, const FatTreeShape& shape, const std::vector<NodeId>& agg,
+               std::uint16_t cls, const NodeOptions& switch_options) {
+  const auto& spec = shape.spec;
+  const auto pod_span = static_cast<std::uint32_t>(shape.d2) * static_cast<std::uint32_t>(shape.d1);
+  const auto top = static_cast<std::uint32_t>(shape.pods) * pod_span;
+  for (int j = 0; j < shape.u1; ++j) {
+    for (int c = 0; c < shape.u2; ++c) {
+      const NodeId core = b.add_node(fmt::format("{}core{}", spec.prefix, j * shape.u2 + c),
+                                     NodeKind::kSwitch, switch_options);
+      b.set_clos_label(core, ClosLabel{3, 0, top});
+      for (std::size_t p = 0; p < shape.pods; ++p) {
+        b.add_duplex(agg[p * static_cast<std::size_t>(shape.u1) + static_cast<std::size_t>(j)],
+                     core, spec.link_bandwidth, spec.link_latency, cls);
+      }
+    }
+  }
+}
+
+// The spine and core tiers of a 3-tier fabric in `summary`; returns the bisection bound of the
+// pods' uplinks.
+double summarize_three_tiers(const FatTreeShape& shape, FabricSummary& summary, double bisection) {
+  const auto& spec = shape.spec;
+  const double s = spec.link_bandwidth.value();
+  const std::size_t aggs = shape.pods * static_cast<std::size_t>(shape.u1);
+  summary.tiers.push_back(FabricTier{"spine", aggs,
+                                     shape.leaves * static_cast<std::size_t>(shape.u1),
+                                     aggs * static_cast<std::size_t>(shape.u2), spec.link_bandwidth,
+                                     static_cast<double>(shape.d2) / shape.u2});
+  summary.tiers.push_back(FabricTier{"core", static_cast<std::size_t>(shape.u1 * shape.u2),
+                                     aggs * static_cast<std::size_t>(shape.u2), 0,
+                                     spec.link_bandwidth, 0});
+  if (shape.pods >= 2)
+    bisection = std::min(bisection, static_cast<double>(aggs * shape.u2) * s / 2);
+  return bisection;
+}
+
 }  // namespace
 
 void check_fat_tree(const FatTreeSpec& spec, std::size_t hosts, std::size_t nics_per_host,
@@ -85,101 +210,31 @@ void add_fat_tree(TopologyBuilder& b, const FatTreeSpec& requested,
   const std::size_t n = hosts.empty() ? 0 : hosts.front().size();
   const std::size_t num_hosts = hosts.size();
   const std::size_t ports = num_hosts * n;
-  const auto [spec, d1, u1, d2, u2, leaves, pods] = shape_of(requested, num_hosts, n, where);
+  const FatTreeShape shape = shape_of(requested, num_hosts, n, where);
+  const FatTreeSpec& spec = shape.spec;
   const std::uint16_t cls = b.link_class(spec.link_class);
   const NodeOptions switch_options{spec.in_network_reduction, std::nullopt, NodeId()};
-  const std::uint32_t span1 = static_cast<std::uint32_t>(d1);
-  std::vector<NodeId> leaf(leaves);
-  for (std::size_t l = 0; l < leaves; ++l) {
-    leaf[l] =
-        b.add_node(fmt::format("{}leaf{}", spec.prefix, l), NodeKind::kSwitch, switch_options);
-    const auto lo = static_cast<std::uint32_t>(l) * span1;
-    b.set_clos_label(leaf[l], ClosLabel{1, lo, lo + span1});
-  }
-  for (std::size_t h = 0; h < num_hosts; ++h) {
-    for (std::size_t i = 0; i < n; ++i) {
-      std::size_t l = 0;
-      std::size_t port = 0;
-      if (spec.rail_optimized) {
-        l = (h / span1) * n + i;
-        port = h % span1;
-      } else {
-        l = (h * n + i) / span1;
-        port = (h * n + i) % span1;
-      }
-      const NodeId nic = hosts[h][i];
-      const auto position = static_cast<std::uint32_t>(l * span1 + port);
-      b.set_clos_label(nic, ClosLabel{0, position, position + 1});
-      b.add_duplex(nic, leaf[l], spec.link_bandwidth, spec.link_latency, cls);
-    }
-  }
+  const std::vector<NodeId> leaf = add_leaves(b, shape, switch_options);
+  attach_hosts(b, shape, hosts, leaf, cls);
 
   FabricSummary summary;
   summary.name = spec.name;
   summary.ports = ports;
   summary.port_bandwidth = spec.link_bandwidth;
   const double s = spec.link_bandwidth.value();
-  summary.tiers.push_back(FabricTier{"leaf", leaves, ports, leaves * static_cast<std::size_t>(u1),
-                                     spec.link_bandwidth, static_cast<double>(d1) / u1});
+  const std::size_t leaves = shape.leaves;
+  summary.tiers.push_back(
+      FabricTier{"leaf", leaves, ports, leaves * static_cast<std::size_t>(shape.u1),
+                 spec.link_bandwidth, static_cast<double>(shape.d1) / shape.u1});
   double bisection = static_cast<double>(ports) / 2 * s;
-  if (leaves >= 2) bisection = std::min(bisection, static_cast<double>(leaves * u1) * s / 2);
+  if (leaves >= 2) bisection = std::min(bisection, static_cast<double>(leaves * shape.u1) * s / 2);
 
   if (spec.tiers == 2) {
-    const auto top = static_cast<std::uint32_t>(leaves) * span1;
-    for (int j = 0; j < u1; ++j) {
-      const NodeId spine =
-          b.add_node(fmt::format("{}spine{}", spec.prefix, j), NodeKind::kSwitch, switch_options);
-      b.set_clos_label(spine, ClosLabel{2, 0, top});
-      for (std::size_t l = 0; l < leaves; ++l) {
-        b.add_duplex(leaf[l], spine, spec.link_bandwidth, spec.link_latency, cls);
-      }
-    }
-    summary.tiers.push_back(FabricTier{"spine", static_cast<std::size_t>(u1),
-                                       leaves * static_cast<std::size_t>(u1), 0,
-                                       spec.link_bandwidth, 0});
+    add_spines(b, shape, leaf, cls, switch_options, summary);
   } else {
-    const auto pod_span = static_cast<std::uint32_t>(d2) * span1;
-    std::vector<NodeId> agg(pods * static_cast<std::size_t>(u1));
-    for (std::size_t p = 0; p < pods; ++p) {
-      std::vector<NodeId> members;
-      for (int j = 0; j < u1; ++j) {
-        const NodeId a = b.add_node(fmt::format("{}pod{}.spine{}", spec.prefix, p, j),
-                                    NodeKind::kSwitch, switch_options);
-        agg[p * static_cast<std::size_t>(u1) + static_cast<std::size_t>(j)] = a;
-        const auto lo = static_cast<std::uint32_t>(p) * pod_span;
-        b.set_clos_label(a, ClosLabel{2, lo, lo + pod_span});
-        members.push_back(a);
-        for (std::size_t l = p * static_cast<std::size_t>(d2);
-             l < std::min(leaves, (p + 1) * static_cast<std::size_t>(d2)); ++l) {
-          b.add_duplex(leaf[l], a, spec.link_bandwidth, spec.link_latency, cls);
-        }
-      }
-      for (std::size_t l = p * static_cast<std::size_t>(d2);
-           l < std::min(leaves, (p + 1) * static_cast<std::size_t>(d2)); ++l) {
-        members.push_back(leaf[l]);
-      }
-      b.add_group(GroupKind::kPod, fmt::format("{}pod{}", spec.prefix, p), std::move(members));
-    }
-    const auto top = static_cast<std::uint32_t>(pods) * pod_span;
-    for (int j = 0; j < u1; ++j) {
-      for (int c = 0; c < u2; ++c) {
-        const NodeId core = b.add_node(fmt::format("{}core{}", spec.prefix, j * u2 + c),
-                                       NodeKind::kSwitch, switch_options);
-        b.set_clos_label(core, ClosLabel{3, 0, top});
-        for (std::size_t p = 0; p < pods; ++p) {
-          b.add_duplex(agg[p * static_cast<std::size_t>(u1) + static_cast<std::size_t>(j)], core,
-                       spec.link_bandwidth, spec.link_latency, cls);
-        }
-      }
-    }
-    const std::size_t aggs = pods * static_cast<std::size_t>(u1);
-    summary.tiers.push_back(FabricTier{"spine", aggs, leaves * static_cast<std::size_t>(u1),
-                                       aggs * static_cast<std::size_t>(u2), spec.link_bandwidth,
-                                       static_cast<double>(d2) / u2});
-    summary.tiers.push_back(FabricTier{"core", static_cast<std::size_t>(u1 * u2),
-                                       aggs * static_cast<std::size_t>(u2), 0, spec.link_bandwidth,
-                                       0});
-    if (pods >= 2) bisection = std::min(bisection, static_cast<double>(aggs * u2) * s / 2);
+    const std::vector<NodeId> agg = add_pods(b, shape, leaf, cls, switch_options);
+    add_cores(b, shape, agg, cls, switch_options);
+    bisection = summarize_three_tiers(shape, summary, bisection);
   }
   summary.bisection = BytesPerSecond(bisection);
   summary.bisection_method =

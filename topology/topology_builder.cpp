@@ -126,14 +126,9 @@ void TopologyBuilder::set_clos_label(NodeId node, ClosLabel label) {
   clos_[node.value()] = label;
 }
 
-Topology TopologyBuilder::build() && {
-  Topology t;
+void TopologyBuilder::index_links(Topology& t) const {
   const std::size_t n = nodes_.size();
   const std::size_t m = links_.size();
-  if (m >= LinkIndex::kInvalid || n >= NodeId::kInvalid) {
-    throw InputError(fmt::format("topology '{}' is too large: {} nodes, {} links", name_, n, m));
-  }
-
   // Number links by source (stable), the edge order of the compressed-sparse-row graph.
   t.out_offsets_.assign(n + 1, 0);
   for (const LinkInfo& l : links_)
@@ -172,7 +167,10 @@ Topology TopologyBuilder::build() && {
       t.in_links_[next[t.links_[i].target.value()]++] = LinkIndex(i);
     }
   }
+}
 
+void TopologyBuilder::index_accelerators(Topology& t) const {
+  const std::size_t n = nodes_.size();
   t.accelerator_index_.assign(n, kNone);
   for (std::uint32_t v = 0; v < n; ++v) {
     if (nodes_[v].kind != NodeKind::kAccelerator) continue;
@@ -200,52 +198,66 @@ Topology TopologyBuilder::build() && {
     }
     t.nic_offsets_[a + 1] = static_cast<std::uint32_t>(t.nic_attachments_.size());
   }
+}
 
+void TopologyBuilder::check_connected(const Topology& t) const {
+  const std::size_t n = nodes_.size();
+  const std::size_t m = links_.size();
   // Every accelerator must reach every other one, and be reached: checking against the first one
   // in both directions is enough (reachability through it is transitive only when the first one
   // forwards, so check from it as a source and as a sink).
   const std::vector<bool> none;
-  {
-    const NodeId first = t.accelerators_.front();
-    // Build the link order views the search uses: by source for forward, by target for backward.
-    std::vector<LinkIndex> by_source(m);
-    for (std::uint32_t i = 0; i < m; ++i)
-      by_source[i] = LinkIndex(i);
-    const auto fwd = reach(nodes_, t.out_offsets_, by_source, t.links_, first, false, none);
-    const auto bwd = reach(nodes_, t.in_offsets_, t.in_links_, t.links_, first, true, none);
-    for (NodeId a : t.accelerators_) {
-      if (!fwd[a.value()] || !bwd[a.value()]) {
-        throw InputError(fmt::format(
-            "topology '{}': accelerator '{}' is disconnected from '{}' (no path {} it through "
-            "nodes that forward traffic)",
-            name_, nodes_[a.value()].name, nodes_[first.value()].name,
-            fwd[a.value()] ? "back from" : "to"));
-      }
+  const NodeId first = t.accelerators_.front();
+  // Build the link order views the search uses: by source for forward, by target for backward.
+  std::vector<LinkIndex> by_source(m);
+  for (std::uint32_t i = 0; i < m; ++i)
+    by_source[i] = LinkIndex(i);
+  const auto fwd = reach(nodes_, t.out_offsets_, by_source, t.links_, first, false, none);
+  const auto bwd = reach(nodes_, t.in_offsets_, t.in_links_, t.links_, first, true, none);
+  for (NodeId a : t.accelerators_) {
+    if (!fwd[a.value()] || !bwd[a.value()]) {
+      throw InputError(fmt::format(
+          "topology '{}': accelerator '{}' is disconnected from '{}' (no path {} it through "
+          "nodes that forward traffic)",
+          name_, nodes_[a.value()].name, nodes_[first.value()].name,
+          fwd[a.value()] ? "back from" : "to"));
     }
-    // Within a scale-up domain, traffic stays in the domain (the router's policy): check that
-    // each domain is connected on its own.
-    for (std::uint32_t g = 0; g < groups_.size(); ++g) {
-      if (groups_[g].kind != GroupKind::kScaleUp) continue;
-      std::vector<bool> inside(n, false);
-      NodeId root;
-      for (NodeId member : groups_[g].members) {
-        inside[member.value()] = true;
-        if (!root.valid() && nodes_[member.value()].kind == NodeKind::kAccelerator) root = member;
-      }
-      if (!root.valid()) continue;
-      const auto f = reach(nodes_, t.out_offsets_, by_source, t.links_, root, false, inside);
-      const auto b = reach(nodes_, t.in_offsets_, t.in_links_, t.links_, root, true, inside);
-      for (NodeId member : groups_[g].members) {
-        if (nodes_[member.value()].kind != NodeKind::kAccelerator) continue;
-        if (!f[member.value()] || !b[member.value()]) {
-          throw InputError(fmt::format(
-              "topology '{}': accelerator '{}' is disconnected from '{}' inside scale-up domain "
-              "'{}' (traffic within a scale-up domain stays in it)",
-              name_, nodes_[member.value()].name, nodes_[root.value()].name, groups_[g].name));
-        }
+  }
+  // Within a scale-up domain, traffic stays in the domain (the router's policy): check that
+  // each domain is connected on its own.
+  for (std::uint32_t g = 0; g < groups_.size(); ++g) {
+    if (groups_[g].kind != GroupKind::kScaleUp) continue;
+    std::vector<bool> inside(n, false);
+    NodeId root;
+    for (NodeId member : groups_[g].members) {
+      inside[member.value()] = true;
+      if (!root.valid() && nodes_[member.value()].kind == NodeKind::kAccelerator) root = member;
+    }
+    if (!root.valid()) continue;
+    const auto f = reach(nodes_, t.out_offsets_, by_source, t.links_, root, false, inside);
+    const auto b = reach(nodes_, t.in_offsets_, t.in_links_, t.links_, root, true, inside);
+    for (NodeId member : groups_[g].members) {
+      if (nodes_[member.value()].kind != NodeKind::kAccelerator) continue;
+      if (!f[member.value()] || !b[member.value()]) {
+        throw InputError(fmt::format(
+            "topology '{}': accelerator '{}' is disconnected from '{}' inside scale-up domain "
+            "'{}' (traffic within a scale-up domain stays in it)",
+            name_, nodes_[member.value()].name, nodes_[root.value()].name, groups_[g].name));
       }
     }
   }
+}
+
+Topology TopologyBuilder::build() && {
+  Topology t;
+  const std::size_t n = nodes_.size();
+  const std::size_t m = links_.size();
+  if (m >= LinkIndex::kInvalid || n >= NodeId::kInvalid) {
+    throw InputError(fmt::format("topology '{}' is too large: {} nodes, {} links", name_, n, m));
+  }
+  index_links(t);
+  index_accelerators(t);
+  check_connected(t);
 
   t.name_ = std::move(name_);
   t.collective_library_ = collective_library_;

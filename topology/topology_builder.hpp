@@ -65,6 +65,15 @@ class TopologyBuilder {
   Topology build() &&;
 
  private:
+  // The steps of build(), in order. Numbers the links by source (the compressed-sparse-row edge
+  // order), builds the Boost graph and the links by target.
+  void index_links(Topology& t) const;
+  // Lists the accelerators and their NIC attachments; InputError when there is no accelerator.
+  void index_accelerators(Topology& t) const;
+  // InputError when an accelerator does not reach, or is not reached by, the first one, or
+  // another accelerator of its scale-up domain without leaving the domain.
+  void check_connected(const Topology& t) const;
+
   std::string name_;
   CollectiveLibrary collective_library_ = CollectiveLibrary::kNccl;
   std::vector<NodeInfo> nodes_;
