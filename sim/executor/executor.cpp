@@ -112,8 +112,7 @@ class Executor::Impl {
         topology_(topology),
         options_(std::move(options)),
         listener_(listener),
-        network_(sim_, engine::FlowNetworkOptions{.full_resolve = false,
-                                                  .idle_tolerance = options_.network.idle_tolerance,
+        network_(sim_, engine::FlowNetworkOptions{.idle_tolerance = options_.network.idle_tolerance,
                                                   .record_utilization_samples =
                                                       options_.record_link_samples,
                                                   .sampled_links = options_.sampled_links}),

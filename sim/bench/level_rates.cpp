@@ -1,4 +1,4 @@
-#include "sim/engine/level_rates.hpp"
+#include "sim/bench/level_rates.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -6,10 +6,10 @@
 
 #include "sim/engine/drain_time.hpp"
 
-namespace stepsim::engine {
+namespace stepsim::bench {
 
-using detail::drain_ps;
-using detail::kSecondsPerPs;
+using engine::detail::drain_ps;
+using engine::detail::kSecondsPerPs;
 
 namespace {
 
@@ -208,17 +208,26 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
   std::size_t first = 0;
   while (first < order_.size() && level_[order_[first]] < fixed_below)
     ++first;
+  take_in_play(first, now_ps);
+  refill(first, now_ps);
+  reorder(first);
+  for (const std::uint32_t m : touched_links_)
+    link_load_[m] = capacity_[m] - remaining_[m];
+}
+
+void LevelRates::touch(std::uint32_t m) {
+  if (link_stamp_[m] != stamp_) {
+    link_stamp_[m] = stamp_;
+    remaining_[m] = capacity_[m] - link_load_[m];
+    unfrozen_[m] = 0;
+    unfrozen_members_[m] = 0;
+    touched_links_.push_back(m);
+  }
+}
+
+void LevelRates::take_in_play(std::size_t first, std::int64_t now_ps) {
   // Take the load of the classes in play off their links, at their old levels.
   touched_links_.clear();
-  auto touch = [&](std::uint32_t m) {
-    if (link_stamp_[m] != stamp_) {
-      link_stamp_[m] = stamp_;
-      remaining_[m] = capacity_[m] - link_load_[m];
-      unfrozen_[m] = 0;
-      unfrozen_members_[m] = 0;
-      touched_links_.push_back(m);
-    }
-  };
   for (std::size_t i = first; i < order_.size(); ++i) {
     const std::uint32_t k = order_[i];
     settle(k, now_ps);
@@ -242,6 +251,9 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
       }
     }
   }
+}
+
+void LevelRates::refill(std::size_t first, std::int64_t now_ps) {
   shares_.clear();
   for (const std::uint32_t m : touched_links_) {
     heap_pos_[m] = kNone;
@@ -278,44 +290,51 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
     level = std::max(level, shares_.top().key);
     heap_pos_[k] = kNone;
     shares_.pop();
-    const std::uint64_t to_freeze = unfrozen_[k];
-    std::uint64_t frozen_here = 0;
-    new_members_.clear();
-    settle(k, now_ps);
-    const bool was_group = order_pos_[k] != kNone && unfrozen_members_[k] > 0;
-    if (was_group) {
-      for (const std::uint32_t cls : members_[k]) {
-        if (hot_[cls].frozen == stamp_) continue;
-        frozen_here += hot_[cls].flows;
-        freeze(cls, k, level);
-      }
-    }
-    if (frozen_here < to_freeze) {
-      std::vector<std::uint32_t>& on_link = link_classes_[k];
-      std::size_t w = 0;
-      for (std::size_t r = 0; r < on_link.size(); ++r) {
-        const std::uint32_t cls = on_link[r];
-        if (hot_[cls].flows == 0) continue;  // gone: pruned from the list
-        on_link[w++] = cls;
-        if (hot_[cls].in_play != stamp_ || hot_[cls].frozen == stamp_) continue;
-        freeze(cls, k, level);
-      }
-      counters_.link_scans += on_link.size();
-      on_link.resize(w);
-    }
-    remaining_[k] -= static_cast<double>(to_freeze) * level;
-    unfrozen_[k] = 0;
-    if (level_[k] != level) {
-      ++counters_.level_updates;
-      level_[k] = level;
-    }
-    group_flows_[k] = 0;
-    for (const std::uint32_t cls : new_members_)
-      group_flows_[k] += hot_[cls].flows;
-    members_[k].swap(new_members_);
-    new_order_.push_back(k);
-    order_pos_[k] = kNone - 1;  // (in the new order; positions below)
+    saturate(k, level, now_ps);
   }
+}
+
+void LevelRates::saturate(std::uint32_t k, double level, std::int64_t now_ps) {
+  const std::uint64_t to_freeze = unfrozen_[k];
+  std::uint64_t frozen_here = 0;
+  new_members_.clear();
+  settle(k, now_ps);
+  const bool was_group = order_pos_[k] != kNone && unfrozen_members_[k] > 0;
+  if (was_group) {
+    for (const std::uint32_t cls : members_[k]) {
+      if (hot_[cls].frozen == stamp_) continue;
+      frozen_here += hot_[cls].flows;
+      freeze(cls, k, level);
+    }
+  }
+  if (frozen_here < to_freeze) {
+    std::vector<std::uint32_t>& on_link = link_classes_[k];
+    std::size_t w = 0;
+    for (std::size_t r = 0; r < on_link.size(); ++r) {
+      const std::uint32_t cls = on_link[r];
+      if (hot_[cls].flows == 0) continue;  // gone: pruned from the list
+      on_link[w++] = cls;
+      if (hot_[cls].in_play != stamp_ || hot_[cls].frozen == stamp_) continue;
+      freeze(cls, k, level);
+    }
+    counters_.link_scans += on_link.size();
+    on_link.resize(w);
+  }
+  remaining_[k] -= static_cast<double>(to_freeze) * level;
+  unfrozen_[k] = 0;
+  if (level_[k] != level) {
+    ++counters_.level_updates;
+    level_[k] = level;
+  }
+  group_flows_[k] = 0;
+  for (const std::uint32_t cls : new_members_)
+    group_flows_[k] += hot_[cls].flows;
+  members_[k].swap(new_members_);
+  new_order_.push_back(k);
+  order_pos_[k] = kNone - 1;  // (in the new order; positions below)
+}
+
+void LevelRates::reorder(std::size_t first) {
   // Old groups in play that froze nothing are gone.
   for (std::size_t i = first; i < order_.size(); ++i) {
     const std::uint32_t k = order_[i];
@@ -332,8 +351,6 @@ void LevelRates::partial_solve(std::int64_t now_ps) {
     order_.push_back(k);
     update_end(k);
   }
-  for (const std::uint32_t m : touched_links_)
-    link_load_[m] = capacity_[m] - remaining_[m];
 }
 
 void LevelRates::full_solve(std::int64_t now_ps) {
@@ -397,4 +414,4 @@ void LevelRates::full_solve(std::int64_t now_ps) {
   }
 }
 
-}  // namespace stepsim::engine
+}  // namespace stepsim::bench

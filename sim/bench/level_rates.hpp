@@ -1,4 +1,5 @@
-// Prototype (issue 16): exact max-min rates held per bottleneck level, for flows that all start
+// A prototype kept to measure against (bench_engine BM_AllToAllLevels; not part of the engine):
+// exact max-min rates held per bottleneck level, for flows that all start
 // at time 0 and drain to completion (the all-to-all of BM_AllToAll). FlowNetwork does not use it;
 // it measures what holding rates per level saves against the per-class solve, and is checked
 // against FlowNetwork's completion times (tests/engine/level_rates_test.cpp: within 1 ps on random
@@ -43,7 +44,7 @@
 #include "sim/engine/indexed_heap.hpp"
 #include "sim/engine/max_min_solver.hpp"
 
-namespace stepsim::engine {
+namespace stepsim::bench {
 
 class LevelRates {
  public:
@@ -108,6 +109,14 @@ class LevelRates {
   // Progressive filling of the groups at or above the smallest departed level only, frozen by
   // links, with the old groups as hints; exact max-min.
   void partial_solve(std::int64_t now_ps);
+  // Its steps: the classes in play (groups from order_[first] on) taken off their links, the
+  // progressive filling over the links they touched, each saturating link `k` freezing its
+  // classes at `level` as a new group, and the order rebuilt from the new groups.
+  void take_in_play(std::size_t first, std::int64_t now_ps);
+  void touch(std::uint32_t link);  // a link of the partial solve, its scratch set on first touch
+  void refill(std::size_t first, std::int64_t now_ps);
+  void saturate(std::uint32_t k, double level, std::int64_t now_ps);
+  void reorder(std::size_t first);
   // Freezes class `cls` (crossing link `at`) at `level` in the partial solve.
   void freeze(std::uint32_t cls, std::uint32_t at, double level);
   void move_class(std::uint32_t cls, std::uint32_t to);
@@ -148,11 +157,11 @@ class LevelRates {
     std::vector<std::uint32_t>* pos;
     void operator()(const ShareEntry& e, std::uint32_t p) const { (*pos)[e.link] = p; }
   };
-  IndexedHeap<ShareEntry, SmallerShare, SharePosition> shares_{SharePosition{&heap_pos_}};
+  engine::IndexedHeap<ShareEntry, SmallerShare, SharePosition> shares_{SharePosition{&heap_pos_}};
   std::uint32_t stamp_ = 0;
   std::vector<std::uint32_t> new_order_;
   std::vector<std::uint32_t> new_members_;
-  IndexedHeap<GroupEnd, EndsFirst, EndPosition> ends_{EndPosition{&end_pos_}};
+  engine::IndexedHeap<GroupEnd, EndsFirst, EndPosition> ends_{EndPosition{&end_pos_}};
 
   // Classes.
   std::vector<std::uint32_t> path_offset_{0};
@@ -189,8 +198,8 @@ class LevelRates {
   std::vector<double> rate_;
   std::vector<std::uint32_t> bottleneck_;
 
-  MaxMinSolver solver_;
+  engine::MaxMinSolver solver_;
   Counters counters_;
 };
 
-}  // namespace stepsim::engine
+}  // namespace stepsim::bench
