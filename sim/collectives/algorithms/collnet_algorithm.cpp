@@ -226,6 +226,172 @@ std::optional<std::string> collnet_unsupported(const Operation& op, const GroupS
   return std::nullopt;
 }
 
+// The plan of one CollNet-Direct or NVLS-CollNet AllReduce (above), built chunk after chunk. Each
+// stream's transfer follows its transfer (or join) of the chunk before (kept per member below).
+class CollNetPlan {
+ public:
+  CollNetPlan(const Operation& op, const GroupShape& group, const PlanOptions& options, bool nvls)
+      : op_(op),
+        options_(options),
+        nvls_(nvls),
+        trees_(group),
+        domains_(group.domain_members()),
+        m_(static_cast<std::uint32_t>(domains_.front().size())),
+        // nvls-collnet's switch phases: NCCL's NVLS chunk (16 channels, one head per member of a
+        // domain) and its step cost; none without the protocol model.
+        nvls_chunk_(options.protocol == ProtocolChoice::kOff
+                        ? 0
+                        : detail::nvls_chunk_bytes(op.size.count(), detail::kNvlsChannels * m_)),
+        intra_first_(options.step_latency + options.op_latency),
+        net_first_(options.net_step_latency.value_or(options.step_latency)),
+        rs_sent_(group.size),
+        ag_sent_(group.size),
+        rs_down_(group.size),
+        ag_down_(group.size) {}
+
+  Plan build() && {
+    const std::size_t n = rs_sent_.size();
+    const std::uint32_t chunks = chunks_for(detail::share(op_.size, m_, 0), options_);
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      const Bytes chunk = detail::share(op_.size, chunks, c);
+      const bool fill = c == 0;
+      // 1. Reduce-scatter inside each domain.
+      std::vector<std::vector<TransferId>> incoming(n);
+      if (m_ > 1 && nvls_) {
+        reduce_scatter_in_switch(chunk, fill, incoming);
+      } else if (m_ > 1) {
+        reduce_scatter_direct(chunk, fill, incoming);
+      }
+      // 2. Up the SHARP trees and back: each member's share.
+      std::vector<Bytes> by_local(m_);
+      for (std::uint32_t k = 0; k < m_; ++k)
+        by_local[k] = detail::share(chunk, m_, k);
+      const std::vector<TransferId> result =
+          trees_.reduce(builder_, incoming, by_local, fill ? net_first_ : Time::zero());
+      // 3. All-gather inside each domain.
+      if (m_ == 1) continue;
+      if (nvls_) {
+        all_gather_in_switch(chunk, result);
+      } else {
+        all_gather_direct(chunk, fill, result);
+      }
+    }
+    return std::move(builder_).finish(Reduction::kNone);  // the switches reduce
+  }
+
+ private:
+  Bytes through_switch(Bytes data) const {
+    return detail::nvls_step_bytes(data, nvls_chunk_, options_);
+  }
+  void after(const std::optional<TransferId>& previous) {
+    if (previous) deps_.push_back(*previous);
+  }
+
+  void reduce_scatter_in_switch(Bytes chunk, bool fill,
+                                std::vector<std::vector<TransferId>>& incoming) {
+    const auto& local = trees_.local();
+    for (std::uint32_t d = 0; d < domains_.size(); ++d) {
+      std::vector<TransferId> ups;
+      for (std::uint32_t i : domains_[d]) {
+        deps_.clear();
+        after(rs_sent_[i]);
+        rs_sent_[i] = builder_.add({Endpoint::member(i), Endpoint::domain_switch(d),
+                                    through_switch(chunk), fill ? intra_first_ : Time::zero(), 1},
+                                   deps_);
+        ups.push_back(*rs_sent_[i]);
+      }
+      for (std::uint32_t i : domains_[d]) {
+        deps_.assign(ups.begin(), ups.end());
+        after(rs_down_[i]);
+        rs_down_[i] =
+            builder_.add({Endpoint::domain_switch(d), Endpoint::member(i),
+                          through_switch(detail::share(chunk, m_, local[i])), Time::zero(), 1},
+                         deps_);
+        incoming[i].push_back(*rs_down_[i]);
+      }
+    }
+  }
+
+  void reduce_scatter_direct(Bytes chunk, bool fill,
+                             std::vector<std::vector<TransferId>>& incoming) {
+    for (const auto& members : domains_)
+      for (std::uint32_t j = 0; j < m_; ++j) {
+        const std::uint32_t i = members[j];
+        std::vector<TransferId> sends;
+        for (std::uint32_t k = 0; k < m_; ++k) {
+          if (k == j) continue;
+          deps_.clear();
+          after(rs_sent_[i]);
+          const TransferId id =
+              builder_.add({Endpoint::member(i), Endpoint::member(members[k]),
+                            detail::share(chunk, m_, k), fill ? intra_first_ : Time::zero(), 1},
+                           deps_);
+          sends.push_back(id);
+          incoming[members[k]].push_back(id);
+        }
+        rs_sent_[i] = builder_.join(i, sends);
+      }
+  }
+
+  void all_gather_in_switch(Bytes chunk, std::span<const TransferId> result) {
+    const auto& local = trees_.local();
+    for (std::uint32_t d = 0; d < domains_.size(); ++d) {
+      std::vector<TransferId> ups;
+      for (std::uint32_t i : domains_[d]) {
+        deps_.assign({result[i]});
+        after(ag_sent_[i]);
+        // NCCL's NVLS latency is one NVLink step and one network step in all (tuning.cc).
+        ag_sent_[i] =
+            builder_.add({Endpoint::member(i), Endpoint::domain_switch(d),
+                          through_switch(detail::share(chunk, m_, local[i])), Time::zero(), 1},
+                         deps_);
+        ups.push_back(*ag_sent_[i]);
+      }
+      for (std::uint32_t i : domains_[d]) {
+        deps_.assign(ups.begin(), ups.end());
+        after(ag_down_[i]);
+        // The result comes back over the way up and the way down: two route latencies.
+        ag_down_[i] = builder_.add({Endpoint::domain_switch(d), Endpoint::member(i),
+                                    through_switch(chunk), Time::zero(), 2},
+                                   deps_);
+      }
+    }
+  }
+
+  void all_gather_direct(Bytes chunk, bool fill, std::span<const TransferId> result) {
+    for (const auto& members : domains_)
+      for (std::uint32_t j = 0; j < m_; ++j) {
+        const std::uint32_t i = members[j];
+        std::vector<TransferId> sends;
+        for (std::uint32_t k = 0; k < m_; ++k) {
+          if (k == j) continue;
+          deps_.assign({result[i]});
+          after(ag_sent_[i]);
+          sends.push_back(builder_.add(
+              {Endpoint::member(i), Endpoint::member(members[k]), detail::share(chunk, m_, j),
+               fill ? options_.step_latency : Time::zero(), 1},
+              deps_));
+        }
+        ag_sent_[i] = builder_.join(i, sends);
+      }
+  }
+
+  const Operation& op_;
+  const PlanOptions& options_;
+  const bool nvls_;
+  SharpTrees trees_;
+  const std::vector<std::vector<std::uint32_t>> domains_;
+  const std::uint32_t m_;
+  const std::int64_t nvls_chunk_;
+  const Time intra_first_;
+  const Time net_first_;
+  PlanBuilder builder_;
+  std::vector<TransferId> deps_;
+  // The last transfer (or join) of each stream, chunk c-1.
+  std::vector<std::optional<TransferId>> rs_sent_, ag_sent_;
+  std::vector<std::optional<TransferId>> rs_down_, ag_down_;  // NVLS: from the domain switch
+};
+
 class CollNetAlgorithm final : public Algorithm {
  public:
   explicit CollNetAlgorithm(bool nvls) : nvls_(nvls) {}
@@ -243,125 +409,7 @@ class CollNetAlgorithm final : public Algorithm {
   Plan plan(const Operation& op, const GroupShape& group,
             const PlanOptions& options) const override {
     if (auto why = unsupported(op, group)) throw InputError(std::string(name()) + ": " + *why);
-    SharpTrees trees(group);
-    const auto domains = group.domain_members();
-    const auto m = static_cast<std::uint32_t>(domains.front().size());
-    const auto& local = trees.local();
-    const std::size_t n = group.size;
-    const std::uint32_t chunks = chunks_for(detail::share(op.size, m, 0), options);
-    // nvls-collnet's switch phases: NCCL's NVLS chunk (16 channels, one head per member of a
-    // domain) and its step cost; none without the protocol model.
-    const std::int64_t nvls_chunk =
-        options.protocol == ProtocolChoice::kOff
-            ? 0
-            : detail::nvls_chunk_bytes(op.size.count(), detail::kNvlsChannels * m);
-    const auto through_switch = [&](Bytes data) {
-      return detail::nvls_step_bytes(data, nvls_chunk, options);
-    };
-    const Time intra_first = options.step_latency + options.op_latency;
-    const Time net_first = options.net_step_latency.value_or(options.step_latency);
-    PlanBuilder builder;
-    std::vector<TransferId> deps;
-    // The last transfer (or join) of each stream, chunk c-1.
-    std::vector<std::optional<TransferId>> rs_sent(n), ag_sent(n);
-    std::vector<std::optional<TransferId>> rs_down(n), ag_down(n);  // NVLS: from the domain switch
-    auto after = [&](const std::optional<TransferId>& previous) {
-      if (previous) deps.push_back(*previous);
-    };
-    for (std::uint32_t c = 0; c < chunks; ++c) {
-      const Bytes chunk = detail::share(op.size, chunks, c);
-      const bool fill = c == 0;
-      // 1. Reduce-scatter inside each domain.
-      std::vector<std::vector<TransferId>> incoming(n);
-      if (m > 1 && nvls_) {
-        for (std::uint32_t d = 0; d < domains.size(); ++d) {
-          std::vector<TransferId> ups;
-          for (std::uint32_t i : domains[d]) {
-            deps.clear();
-            after(rs_sent[i]);
-            rs_sent[i] = builder.add({Endpoint::member(i), Endpoint::domain_switch(d),
-                                      through_switch(chunk), fill ? intra_first : Time::zero(), 1},
-                                     deps);
-            ups.push_back(*rs_sent[i]);
-          }
-          for (std::uint32_t i : domains[d]) {
-            deps.assign(ups.begin(), ups.end());
-            after(rs_down[i]);
-            rs_down[i] =
-                builder.add({Endpoint::domain_switch(d), Endpoint::member(i),
-                             through_switch(detail::share(chunk, m, local[i])), Time::zero(), 1},
-                            deps);
-            incoming[i].push_back(*rs_down[i]);
-          }
-        }
-      } else if (m > 1) {
-        for (const auto& members : domains)
-          for (std::uint32_t j = 0; j < m; ++j) {
-            const std::uint32_t i = members[j];
-            std::vector<TransferId> sends;
-            for (std::uint32_t k = 0; k < m; ++k) {
-              if (k == j) continue;
-              deps.clear();
-              after(rs_sent[i]);
-              const TransferId id =
-                  builder.add({Endpoint::member(i), Endpoint::member(members[k]),
-                               detail::share(chunk, m, k), fill ? intra_first : Time::zero(), 1},
-                              deps);
-              sends.push_back(id);
-              incoming[members[k]].push_back(id);
-            }
-            rs_sent[i] = builder.join(i, sends);
-          }
-      }
-      // 2. Up the SHARP trees and back: each member's share.
-      std::vector<Bytes> by_local(m);
-      for (std::uint32_t k = 0; k < m; ++k)
-        by_local[k] = detail::share(chunk, m, k);
-      const std::vector<TransferId> result =
-          trees.reduce(builder, incoming, by_local, fill ? net_first : Time::zero());
-      // 3. All-gather inside each domain.
-      if (m == 1) continue;
-      if (nvls_) {
-        for (std::uint32_t d = 0; d < domains.size(); ++d) {
-          std::vector<TransferId> ups;
-          for (std::uint32_t i : domains[d]) {
-            deps.assign({result[i]});
-            after(ag_sent[i]);
-            // NCCL's NVLS latency is one NVLink step and one network step in all (tuning.cc).
-            ag_sent[i] =
-                builder.add({Endpoint::member(i), Endpoint::domain_switch(d),
-                             through_switch(detail::share(chunk, m, local[i])), Time::zero(), 1},
-                            deps);
-            ups.push_back(*ag_sent[i]);
-          }
-          for (std::uint32_t i : domains[d]) {
-            deps.assign(ups.begin(), ups.end());
-            after(ag_down[i]);
-            // The result comes back over the way up and the way down: two route latencies.
-            ag_down[i] = builder.add({Endpoint::domain_switch(d), Endpoint::member(i),
-                                      through_switch(chunk), Time::zero(), 2},
-                                     deps);
-          }
-        }
-        continue;
-      }
-      for (const auto& members : domains)
-        for (std::uint32_t j = 0; j < m; ++j) {
-          const std::uint32_t i = members[j];
-          std::vector<TransferId> sends;
-          for (std::uint32_t k = 0; k < m; ++k) {
-            if (k == j) continue;
-            deps.assign({result[i]});
-            after(ag_sent[i]);
-            sends.push_back(builder.add(
-                {Endpoint::member(i), Endpoint::member(members[k]), detail::share(chunk, m, j),
-                 fill ? options.step_latency : Time::zero(), 1},
-                deps));
-          }
-          ag_sent[i] = builder.join(i, sends);
-        }
-    }
-    return std::move(builder).finish(Reduction::kNone);  // the switches reduce
+    return CollNetPlan(op, group, options, nvls_).build();
   }
 
  private:

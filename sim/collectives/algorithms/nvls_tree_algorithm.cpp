@@ -13,6 +13,8 @@
 // The first chunk carries the latencies (the pipeline's fill); the others follow at the rate the
 // network gives them.
 #include <algorithm>
+#include <span>
+#include <vector>
 
 #include "sim/collectives/algorithms/algorithm_registry.hpp"
 #include "sim/collectives/algorithms/double_binary_tree.hpp"
@@ -50,6 +52,191 @@ Rounds rounds(const Operation& op, std::uint32_t per_domain, const PlanOptions& 
       chunk};
 }
 
+// The plan of one NVLS-tree AllReduce (above), built chunk after chunk. Each transfer follows the
+// same phase's transfer of the chunk before at the same member (kept per member below).
+class NvlsTreePlan {
+ public:
+  NvlsTreePlan(const Operation& op, const GroupShape& group, const PlanOptions& options)
+      : op_(op),
+        options_(options),
+        domains_(group.domain_members()),
+        nodes_(static_cast<std::uint32_t>(domains_.size())),
+        m_(static_cast<std::uint32_t>(domains_.front().size())),
+        pipeline_(rounds(op, m_, options)),
+        net_(options.net_step_latency.value_or(options.step_latency)),
+        first_(options.step_latency + options.op_latency),
+        rs_up_(group.size),
+        rs_down_(group.size),
+        ag_up_(group.size),
+        ag_down_(group.size) {
+    for (int t = 0; t < 2; ++t) {
+      trees_[t] = dtree_parents(nodes_, t);
+      children_[t].assign(nodes_, {});
+      for (std::uint32_t d = 0; d < nodes_; ++d)
+        if (trees_[t][d] != kNoParent)
+          children_[t][static_cast<std::size_t>(trees_[t][d])].push_back(d);
+      // Breadth-first from the root (reversed: children before parents).
+      for (std::uint32_t d = 0; d < nodes_; ++d)
+        if (trees_[t][d] == kNoParent) order_[t].push_back(d);
+      for (std::size_t k = 0; k < order_[t].size(); ++k)
+        for (std::uint32_t child : children_[t][order_[t][k]])
+          order_[t].push_back(child);
+      tree_up_[t].resize(group.size);
+      tree_down_[t].resize(group.size);
+    }
+  }
+
+  Plan build() && {
+    const std::size_t n = rs_up_.size();
+    for (std::uint32_t c = 0; c < pipeline_.count; ++c) {
+      const Bytes chunk = detail::share(op_.size, pipeline_.count, c);
+      const bool fill = c == 0;
+      std::vector<TransferId> reduced(n);
+      reduce_scatter(chunk, fill, reduced);
+      std::vector<std::vector<TransferId>> holds(n);  // after these, member i has the result
+      for (std::uint32_t j = 0; j < m_; ++j) {
+        for (int t = 0; t < 2; ++t)
+          across_domains(j, t, chunk, fill, reduced, holds);
+      }
+      all_gather(chunk, fill, holds);
+    }
+    return std::move(builder_).finish(Reduction::kNone);  // the switches reduce
+  }
+
+ private:
+  // What a switch phase carries for `data`: with each NVLS chunk step's fixed cost.
+  Bytes through_switch(Bytes data) const {
+    return detail::nvls_step_bytes(data, pipeline_.nccl_chunk, options_);
+  }
+
+  // 1. Reduce-scatter through each domain's switch: reduced[i], member i's reduced share.
+  void reduce_scatter(Bytes chunk, bool fill, std::vector<TransferId>& reduced) {
+    for (std::uint32_t d = 0; d < nodes_; ++d) {
+      std::vector<TransferId> ups;
+      for (std::uint32_t i : domains_[d]) {
+        deps_.clear();
+        if (!fill) deps_.push_back(rs_up_[i]);
+        rs_up_[i] = builder_.add({Endpoint::member(i), Endpoint::domain_switch(d),
+                                  through_switch(chunk), fill ? first_ : Time::zero(), 1},
+                                 deps_);
+        ups.push_back(rs_up_[i]);
+      }
+      for (std::uint32_t j = 0; j < m_; ++j) {
+        const std::uint32_t i = domains_[d][j];
+        deps_.assign(ups.begin(), ups.end());
+        if (!fill) deps_.push_back(rs_down_[i]);
+        rs_down_[i] = builder_.add({Endpoint::domain_switch(d), Endpoint::member(i),
+                                    through_switch(detail::share(chunk, m_, j)), Time::zero(), 1},
+                                   deps_);
+        reduced[i] = rs_down_[i];
+      }
+    }
+  }
+
+  // 2. Across domains, the members of local index j on tree t, half the share: reduce up to the
+  // root, broadcast down; holds[i] gets what member i's result waits for.
+  void across_domains(std::uint32_t j, int t, Bytes chunk, bool fill,
+                      std::span<const TransferId> reduced,
+                      std::vector<std::vector<TransferId>>& holds) {
+    const Bytes half = detail::share(detail::share(chunk, m_, j), 2, t);
+    std::vector<TransferId> up(nodes_);
+    tree_up(j, t, half, fill, reduced, up);
+    tree_down(j, t, half, fill, reduced, up, holds);
+  }
+
+  // Up: children before parents (deepest first).
+  void tree_up(std::uint32_t j, int t, Bytes half, bool fill, std::span<const TransferId> reduced,
+               std::vector<TransferId>& up) {
+    const auto member = [&](std::uint32_t d) { return domains_[d][j]; };
+    for (auto it = order_[t].rbegin(); it != order_[t].rend(); ++it) {
+      const std::uint32_t d = *it;
+      if (trees_[t][d] == kNoParent) continue;
+      deps_.assign({reduced[member(d)]});
+      for (std::uint32_t child : children_[t][d])
+        deps_.push_back(up[child]);
+      if (!fill) deps_.push_back(tree_up_[t][member(d)]);
+      const auto parent = static_cast<std::uint32_t>(trees_[t][d]);
+      up[d] = builder_.add({Endpoint::member(member(d)), Endpoint::member(member(parent)), half,
+                            fill ? net_ : Time::zero(), 1},
+                           deps_);
+      tree_up_[t][member(d)] = up[d];
+    }
+  }
+
+  // Down: parents before children; the root holds the result once its children's sums are in.
+  void tree_down(std::uint32_t j, int t, Bytes half, bool fill, std::span<const TransferId> reduced,
+                 std::span<const TransferId> up, std::vector<std::vector<TransferId>>& holds) {
+    const auto member = [&](std::uint32_t d) { return domains_[d][j]; };
+    std::vector<TransferId> down(nodes_);
+    for (std::uint32_t d : order_[t]) {
+      const auto i = member(d);
+      if (trees_[t][d] == kNoParent) {
+        holds[i].push_back(reduced[i]);
+        for (std::uint32_t child : children_[t][d])
+          holds[i].push_back(up[child]);
+        continue;
+      }
+      const auto parent = static_cast<std::uint32_t>(trees_[t][d]);
+      deps_.clear();
+      if (trees_[t][parent] == kNoParent) {
+        deps_.push_back(reduced[member(parent)]);
+        for (std::uint32_t sibling : children_[t][parent])
+          deps_.push_back(up[sibling]);
+      } else {
+        deps_.push_back(down[parent]);
+      }
+      if (!fill) deps_.push_back(tree_down_[t][i]);
+      down[d] = builder_.add({Endpoint::member(member(parent)), Endpoint::member(i), half,
+                              fill ? net_ : Time::zero(), 1},
+                             deps_);
+      tree_down_[t][i] = down[d];
+      holds[i].push_back(down[d]);
+    }
+  }
+
+  // 3. All-gather through each domain's switch.
+  void all_gather(Bytes chunk, bool fill, const std::vector<std::vector<TransferId>>& holds) {
+    for (std::uint32_t d = 0; d < nodes_; ++d) {
+      std::vector<TransferId> ups;
+      for (std::uint32_t j = 0; j < m_; ++j) {
+        const std::uint32_t i = domains_[d][j];
+        deps_.assign(holds[i].begin(), holds[i].end());
+        if (!fill) deps_.push_back(ag_up_[i]);
+        ag_up_[i] = builder_.add({Endpoint::member(i), Endpoint::domain_switch(d),
+                                  through_switch(detail::share(chunk, m_, j)), Time::zero(), 1},
+                                 deps_);
+        ups.push_back(ag_up_[i]);
+      }
+      for (std::uint32_t i : domains_[d]) {
+        deps_.assign(ups.begin(), ups.end());
+        if (!fill) deps_.push_back(ag_down_[i]);
+        // The result comes back over the way up and the way down: two route latencies.
+        ag_down_[i] = builder_.add({Endpoint::domain_switch(d), Endpoint::member(i),
+                                    through_switch(chunk), Time::zero(), 2},
+                                   deps_);
+      }
+    }
+  }
+
+  const Operation& op_;
+  const PlanOptions& options_;
+  const std::vector<std::vector<std::uint32_t>> domains_;
+  const std::uint32_t nodes_;
+  const std::uint32_t m_;
+  const Rounds pipeline_;
+  const Time net_;
+  const Time first_;
+  // NCCL's two double binary trees of the domains: parents, children, breadth-first order.
+  std::vector<std::int64_t> trees_[2];
+  std::vector<std::vector<std::uint32_t>> children_[2];
+  std::vector<std::uint32_t> order_[2];
+  PlanBuilder builder_;
+  std::vector<TransferId> deps_;
+  // The last transfer of each phase per member, chunk c-1 (kept to serialize chunk c).
+  std::vector<TransferId> rs_up_, rs_down_, ag_up_, ag_down_;
+  std::vector<TransferId> tree_up_[2], tree_down_[2];
+};
+
 class NvlsTreeAlgorithm final : public Algorithm {
  public:
   std::string_view name() const override { return "nvls-tree"; }
@@ -69,136 +256,7 @@ class NvlsTreeAlgorithm final : public Algorithm {
   Plan plan(const Operation& op, const GroupShape& group,
             const PlanOptions& options) const override {
     if (auto why = unsupported(op, group)) throw InputError("nvls-tree: " + *why);
-    const auto domains = group.domain_members();
-    const auto nodes = static_cast<std::uint32_t>(domains.size());
-    const auto m = static_cast<std::uint32_t>(domains.front().size());
-    const Rounds pipeline = rounds(op, m, options);
-    const std::uint32_t chunks = pipeline.count;
-    // What a switch phase carries for `data`: with each NVLS chunk step's fixed cost.
-    const auto through_switch = [&](Bytes data) {
-      return detail::nvls_step_bytes(data, pipeline.nccl_chunk, options);
-    };
-    const Time net = options.net_step_latency.value_or(options.step_latency);
-    const Time first = options.step_latency + options.op_latency;
-    const std::vector<std::int64_t> trees[2] = {dtree_parents(nodes, 0), dtree_parents(nodes, 1)};
-    std::vector<std::vector<std::uint32_t>> children[2];
-    for (int t = 0; t < 2; ++t) {
-      children[t].assign(nodes, {});
-      for (std::uint32_t d = 0; d < nodes; ++d)
-        if (trees[t][d] != kNoParent)
-          children[t][static_cast<std::size_t>(trees[t][d])].push_back(d);
-    }
-    PlanBuilder builder;
-    const std::size_t n = group.size;
-    // The last transfer of each phase per member, chunk c-1 (kept to serialize chunk c).
-    std::vector<TransferId> rs_up(n), rs_down(n), ag_up(n), ag_down(n);
-    std::vector<std::vector<TransferId>> tree_up[2], tree_down[2];
-    for (int t = 0; t < 2; ++t) {
-      tree_up[t].assign(n, {});
-      tree_down[t].assign(n, {});
-    }
-    std::vector<TransferId> deps;
-    for (std::uint32_t c = 0; c < chunks; ++c) {
-      const Bytes chunk = detail::share(op.size, chunks, c);
-      const bool fill = c == 0;
-      // 1. Reduce-scatter through each domain's switch.
-      std::vector<TransferId> reduced(n);
-      for (std::uint32_t d = 0; d < nodes; ++d) {
-        std::vector<TransferId> ups;
-        for (std::uint32_t i : domains[d]) {
-          deps.clear();
-          if (!fill) deps.push_back(rs_up[i]);
-          rs_up[i] = builder.add({Endpoint::member(i), Endpoint::domain_switch(d),
-                                  through_switch(chunk), fill ? first : Time::zero(), 1},
-                                 deps);
-          ups.push_back(rs_up[i]);
-        }
-        for (std::uint32_t j = 0; j < m; ++j) {
-          const std::uint32_t i = domains[d][j];
-          deps.assign(ups.begin(), ups.end());
-          if (!fill) deps.push_back(rs_down[i]);
-          rs_down[i] = builder.add({Endpoint::domain_switch(d), Endpoint::member(i),
-                                    through_switch(detail::share(chunk, m, j)), Time::zero(), 1},
-                                   deps);
-          reduced[i] = rs_down[i];
-        }
-      }
-      // 2. Across domains, members of the same local index: two trees, half the share each.
-      std::vector<std::vector<TransferId>> holds(n);  // after these, member i has the result
-      for (std::uint32_t j = 0; j < m; ++j) {
-        for (int t = 0; t < 2; ++t) {
-          const auto member = [&](std::uint32_t d) { return domains[d][j]; };
-          const Bytes half = detail::share(detail::share(chunk, m, j), 2, t);
-          // Up: children before parents (deepest first: reverse breadth-first order).
-          std::vector<std::uint32_t> order;
-          for (std::uint32_t d = 0; d < nodes; ++d)
-            if (trees[t][d] == kNoParent) order.push_back(d);
-          for (std::size_t k = 0; k < order.size(); ++k)
-            for (std::uint32_t child : children[t][order[k]])
-              order.push_back(child);
-          std::vector<TransferId> up(nodes), down(nodes);
-          for (auto it = order.rbegin(); it != order.rend(); ++it) {
-            const std::uint32_t d = *it;
-            if (trees[t][d] == kNoParent) continue;
-            deps.assign({reduced[member(d)]});
-            for (std::uint32_t child : children[t][d])
-              deps.push_back(up[child]);
-            if (!fill) deps.push_back(tree_up[t][member(d)].back());
-            const auto parent = static_cast<std::uint32_t>(trees[t][d]);
-            up[d] = builder.add({Endpoint::member(member(d)), Endpoint::member(member(parent)),
-                                 half, fill ? net : Time::zero(), 1},
-                                deps);
-            tree_up[t][member(d)].assign({up[d]});
-          }
-          for (std::uint32_t d : order) {
-            const auto i = member(d);
-            if (trees[t][d] == kNoParent) {
-              holds[i].push_back(reduced[i]);
-              for (std::uint32_t child : children[t][d])
-                holds[i].push_back(up[child]);
-              continue;
-            }
-            const auto parent = static_cast<std::uint32_t>(trees[t][d]);
-            deps.clear();
-            if (trees[t][parent] == kNoParent) {
-              deps.push_back(reduced[member(parent)]);
-              for (std::uint32_t sibling : children[t][parent])
-                deps.push_back(up[sibling]);
-            } else {
-              deps.push_back(down[parent]);
-            }
-            if (!fill) deps.push_back(tree_down[t][i].back());
-            down[d] = builder.add({Endpoint::member(member(parent)), Endpoint::member(i), half,
-                                   fill ? net : Time::zero(), 1},
-                                  deps);
-            tree_down[t][i].assign({down[d]});
-            holds[i].push_back(down[d]);
-          }
-        }
-      }
-      // 3. All-gather through each domain's switch.
-      for (std::uint32_t d = 0; d < nodes; ++d) {
-        std::vector<TransferId> ups;
-        for (std::uint32_t j = 0; j < m; ++j) {
-          const std::uint32_t i = domains[d][j];
-          deps.assign(holds[i].begin(), holds[i].end());
-          if (!fill) deps.push_back(ag_up[i]);
-          ag_up[i] = builder.add({Endpoint::member(i), Endpoint::domain_switch(d),
-                                  through_switch(detail::share(chunk, m, j)), Time::zero(), 1},
-                                 deps);
-          ups.push_back(ag_up[i]);
-        }
-        for (std::uint32_t i : domains[d]) {
-          deps.assign(ups.begin(), ups.end());
-          if (!fill) deps.push_back(ag_down[i]);
-          // The result comes back over the way up and the way down: two route latencies.
-          ag_down[i] = builder.add({Endpoint::domain_switch(d), Endpoint::member(i),
-                                    through_switch(chunk), Time::zero(), 2},
-                                   deps);
-        }
-      }
-    }
-    return std::move(builder).finish(Reduction::kNone);  // the switches reduce
+    return NvlsTreePlan(op, group, options).build();
   }
 };
 

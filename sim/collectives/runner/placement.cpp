@@ -5,6 +5,8 @@
 #include <charconv>
 #include <limits>
 #include <map>
+#include <optional>
+#include <span>
 
 #include "sim/collectives/runner/mesh_detection.hpp"
 #include "sim/common/input_error.hpp"
@@ -46,17 +48,16 @@ void reducer_distances(const topology::Topology& topology, NodeId from,
   }
 }
 
-// The SHARP trees of the group's rails (placement.hpp says how they are chosen), or nullopt when
-// the group does not span several domains, a member has no single NIC, or some rail's NICs are
-// not joined by reducing switches.
-void find_network_trees(const topology::Topology& topology, Placement& placement) {
-  const auto& members = placement.members;
+// The members on each rail (their position among the accelerators of their scale-up domain),
+// or nullopt when a member has no domain or not one NIC, or the members are all in one domain.
+std::optional<std::map<std::uint32_t, std::vector<std::uint32_t>>> rails_across_domains(
+    const topology::Topology& topology, std::span<const NodeId> members) {
   std::map<std::uint32_t, std::vector<std::uint32_t>> rails;  // rail -> members
   std::optional<std::uint32_t> first_domain;
   bool several_domains = false;
   for (std::uint32_t i = 0; i < members.size(); ++i) {
     const auto g = topology.group_of(members[i], GroupKind::kScaleUp);
-    if (!g || topology.nics(members[i]).size() != 1) return;
+    if (!g || topology.nics(members[i]).size() != 1) return std::nullopt;
     if (!first_domain) first_domain = *g;
     several_domains = several_domains || *g != *first_domain;
     std::uint32_t position = 0;
@@ -66,83 +67,133 @@ void find_network_trees(const topology::Topology& topology, Placement& placement
     }
     rails[position].push_back(i);
   }
-  if (!several_domains) return;
-  // No SHARP where the first member's NIC has no reducing switch beside it (the common case).
-  bool beside_reducer = false;
-  const NodeId nic0 = topology.nics(members.front()).front().nic;
-  const auto range0 = topology.out_links(nic0);
-  for (std::uint32_t l = range0.first; l < range0.first + range0.count; ++l)
-    beside_reducer =
-        beside_reducer || fabric_reducer(topology, topology.target(topology::LinkIndex(l)));
-  if (!beside_reducer) return;
-  NetworkTree tree;
-  tree.member_switch.assign(members.size(), NetworkTree::kNone);
-  std::vector<NodeId> switches;
-  std::vector<std::uint32_t> dist(topology.num_nodes()), root_dist(topology.num_nodes());
-  std::vector<NodeId> queue;
-  for (const auto& [rail, on_rail] : rails) {
-    const NodeId first_nic = topology.nics(members[on_rail.front()]).front().nic;
-    reducer_distances(topology, first_nic, dist, queue);
+  if (!several_domains) return std::nullopt;
+  return rails;
+}
+
+// Whether a reducing fabric switch is one hop from `nic`.
+bool beside_reducer(const topology::Topology& topology, NodeId nic) {
+  bool beside = false;
+  const auto range = topology.out_links(nic);
+  for (std::uint32_t l = range.first; l < range.first + range.count; ++l)
+    beside = beside || fabric_reducer(topology, topology.target(topology::LinkIndex(l)));
+  return beside;
+}
+
+// The SHARP trees of the rails, built one rail after another: the root of each (the reducing
+// switch nearest the rail's farthest NIC) and the paths of its NICs to it.
+class RailTrees {
+ public:
+  RailTrees(const topology::Topology& topology, std::span<const NodeId> members)
+      : topology_(topology),
+        members_(members),
+        dist_(topology.num_nodes()),
+        root_dist_(topology.num_nodes()) {
+    tree_.member_switch.assign(members.size(), NetworkTree::kNone);
+  }
+
+  // Adds the tree of the rail of members `on_rail`; false when its NICs are not joined by
+  // reducing switches.
+  bool add_rail(std::span<const std::uint32_t> on_rail) {
+    const std::optional<NodeId> root = rail_root(on_rail);
+    if (!root) return false;
+    reducer_distances(topology_, *root, root_dist_, queue_);
+    index_.clear();  // (each rail's switches are its own)
+    for (std::uint32_t i : on_rail) {
+      NodeId up = toward_root(nic(i));
+      tree_.member_switch[i] = tree_switch(up);
+      while (up != *root) {
+        const std::uint32_t child = tree_switch(up);
+        if (tree_.switch_parent[child] != NetworkTree::kNone) break;  // joined a known path
+        up = toward_root(up);
+        tree_.switch_parent[child] = tree_switch(up);
+      }
+    }
+    return true;
+  }
+
+  void move_to(Placement& placement) && {
+    placement.network_tree = std::move(tree_);
+    placement.network_switches = std::move(switches_);
+  }
+
+ private:
+  NodeId nic(std::uint32_t member) const { return topology_.nics(members_[member]).front().nic; }
+
+  // The reducing switch whose farthest NIC of the rail is nearest, lowest id among equals.
+  std::optional<NodeId> rail_root(std::span<const std::uint32_t> on_rail) {
+    const NodeId first_nic = nic(on_rail.front());
+    reducer_distances(topology_, first_nic, dist_, queue_);
     std::vector<NodeId> candidates;
-    for (NodeId node : queue)
-      if (node != first_nic && fabric_reducer(topology, node)) candidates.push_back(node);
+    for (NodeId node : queue_)
+      if (node != first_nic && fabric_reducer(topology_, node)) candidates.push_back(node);
     std::stable_sort(candidates.begin(), candidates.end(), [&](NodeId a, NodeId b) {
-      return dist[a.value()] != dist[b.value()] ? dist[a.value()] < dist[b.value()]
-                                                : a.value() < b.value();
+      return dist_[a.value()] != dist_[b.value()] ? dist_[a.value()] < dist_[b.value()]
+                                                  : a.value() < b.value();
     });
     std::optional<NodeId> root;
     std::uint32_t best = kUnreached;
     for (NodeId candidate : candidates) {
-      if (dist[candidate.value()] >= best) break;  // its farthest NIC is at least that far
-      reducer_distances(topology, candidate, root_dist, queue);
+      if (dist_[candidate.value()] >= best) break;  // its farthest NIC is at least that far
+      reducer_distances(topology_, candidate, root_dist_, queue_);
       std::uint32_t farthest = 0;
       for (std::uint32_t i : on_rail)
-        farthest = std::max(farthest, root_dist[topology.nics(members[i]).front().nic.value()]);
+        farthest = std::max(farthest, root_dist_[nic(i).value()]);
       if (farthest < best) {
         best = farthest;
         root = candidate;
       }
     }
-    if (!root) return;
-    reducer_distances(topology, *root, root_dist, queue);
-    // The neighbour switch of `node` one hop nearer the root, lowest id among equals.
-    auto toward_root = [&](NodeId node) {
-      std::optional<NodeId> up;
-      const auto range = topology.out_links(node);
-      for (std::uint32_t l = range.first; l < range.first + range.count; ++l) {
-        const NodeId next = topology.target(topology::LinkIndex(l));
-        if (!fabric_reducer(topology, next) ||
-            root_dist[next.value()] + 1 != root_dist[node.value()])
-          continue;
-        if (!up || next.value() < up->value()) up = next;
-      }
-      return *up;  // exists: `node` was reached from the root over such switches
-    };
-    std::map<std::uint32_t, std::uint32_t> index;  // node -> this rail's tree switch
-    std::vector<std::uint32_t> pending_parent;
-    auto tree_switch = [&](NodeId node) {
-      const auto [it, added] =
-          index.emplace(node.value(), static_cast<std::uint32_t>(switches.size()));
-      if (added) {
-        switches.push_back(node);
-        tree.switch_parent.push_back(NetworkTree::kNone);
-      }
-      return it->second;
-    };
-    for (std::uint32_t i : on_rail) {
-      NodeId node = topology.nics(members[i]).front().nic;
-      NodeId up = toward_root(node);
-      tree.member_switch[i] = tree_switch(up);
-      while (up != *root) {
-        const std::uint32_t child = tree_switch(up);
-        if (tree.switch_parent[child] != NetworkTree::kNone) break;  // joined a known path
-        up = toward_root(up);
-        tree.switch_parent[child] = tree_switch(up);
-      }
-    }
+    return root;
   }
-  placement.network_tree = std::move(tree);
-  placement.network_switches = std::move(switches);
+
+  // The neighbour switch of `node` one hop nearer the root, lowest id among equals.
+  NodeId toward_root(NodeId node) const {
+    std::optional<NodeId> up;
+    const auto range = topology_.out_links(node);
+    for (std::uint32_t l = range.first; l < range.first + range.count; ++l) {
+      const NodeId next = topology_.target(topology::LinkIndex(l));
+      if (!fabric_reducer(topology_, next) ||
+          root_dist_[next.value()] + 1 != root_dist_[node.value()])
+        continue;
+      if (!up || next.value() < up->value()) up = next;
+    }
+    return *up;  // exists: `node` was reached from the root over such switches
+  }
+
+  // The tree switch of fabric switch `node` on this rail, added when new.
+  std::uint32_t tree_switch(NodeId node) {
+    const auto [it, added] =
+        index_.emplace(node.value(), static_cast<std::uint32_t>(switches_.size()));
+    if (added) {
+      switches_.push_back(node);
+      tree_.switch_parent.push_back(NetworkTree::kNone);
+    }
+    return it->second;
+  }
+
+  const topology::Topology& topology_;
+  std::span<const NodeId> members_;
+  NetworkTree tree_;
+  std::vector<NodeId> switches_;
+  std::map<std::uint32_t, std::uint32_t> index_;  // node -> this rail's tree switch
+  std::vector<std::uint32_t> dist_, root_dist_;
+  std::vector<NodeId> queue_;
+};
+
+// The SHARP trees of the group's rails (placement.hpp says how they are chosen), or none when
+// the group does not span several domains, a member has no single NIC, or some rail's NICs are
+// not joined by reducing switches.
+void find_network_trees(const topology::Topology& topology, Placement& placement) {
+  const std::span<const NodeId> members = placement.members;
+  const auto rails = rails_across_domains(topology, members);
+  if (!rails) return;
+  // No SHARP where the first member's NIC has no reducing switch beside it (the common case).
+  if (!beside_reducer(topology, topology.nics(members.front()).front().nic)) return;
+  RailTrees trees(topology, members);
+  for (const auto& [rail, on_rail] : *rails)
+    if (!trees.add_rail(on_rail)) return;
+  std::move(trees).move_to(placement);
 }
 
 }  // namespace
