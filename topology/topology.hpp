@@ -68,8 +68,8 @@ std::string_view to_string(Multipath multipath);
 std::optional<Multipath> parse_multipath(std::string_view text);
 
 // The collective library that runs on a fabric's accelerators. Under NCCL (NVIDIA GPUs) the
-// collectives take NCCL's protocols and its tuner's choice (sim/collectives/nccl_tuner.hpp); under
-// HCCL (Huawei Ascend: CloudMatrix384, UB-Mesh) they keep stepsim's own algorithm rules and
+// collectives take NCCL's protocols and its tuner's choice (sim/collectives/nccl/nccl_tuner.hpp);
+// under HCCL (Huawei Ascend: CloudMatrix384, UB-Mesh) they keep stepsim's own algorithm rules and
 // latencies, since NCCL's constants and its LL/LL128 protocols are not HCCL's.
 enum class CollectiveLibrary : std::uint8_t { kNccl, kHccl };
 // "nccl", "hccl".

@@ -87,7 +87,7 @@ OpIndex GradientPath::sum_mirrored_gradients(const std::vector<OpIndex>& after, 
   const ParallelLayout& layout = spec_.parallel;
   const int offset = layout.pp - 1 - 2 * stage_;
   const std::int64_t bytes =
-      std::llround(parameters * static_cast<double>(element_bytes(spec_.training.precision)));
+      std::llround(parameters * static_cast<double>(element_bytes(spec_.training.grad_reduce)));
   // A tag no pass uses: pass tags stay below micro-batches x virtual stages x 2.
   const std::int64_t tag = spec_.micro_batches() * layout.pp * layout.vpp * 2;
   const OpLabel label{OpName::kDpGradients, Phase::kOptimizer, kNoLayer};

@@ -9,8 +9,8 @@
 
 #include <memory>
 
-#include "sim/collectives/algorithm_registry.hpp"
-#include "sim/collectives/collective_session.hpp"
+#include "sim/collectives/algorithms/algorithm_registry.hpp"
+#include "sim/collectives/runner/collective_session.hpp"
 #include "sim/common/config.hpp"
 #include "topology/load_topology.hpp"
 

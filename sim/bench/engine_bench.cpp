@@ -12,12 +12,14 @@
 #include <random>
 #include <vector>
 
+#include "sim/bench/level_rates.hpp"
 #include "sim/engine/flow_network.hpp"
-#include "sim/engine/level_rates.hpp"
 #include "sim/engine/simulator.hpp"
 
 namespace stepsim::engine {
 namespace {
+
+using bench::LevelRates;
 
 double peak_rss_mib() {
   rusage usage{};
@@ -146,11 +148,10 @@ struct AllToAllRun {
 };
 
 AllToAllRun run_all_to_all(int endpoints, bool uneven, double idle_tolerance,
-                           bool bound_boundary_links = true) {
+                           SolveStrategy strategy = SolveStrategy::kIncremental) {
   AllToAllRun run;
   Simulator sim;
-  FlowNetwork net(sim, FlowNetworkOptions{.bound_boundary_links = bound_boundary_links,
-                                          .idle_tolerance = idle_tolerance});
+  FlowNetwork net(sim, FlowNetworkOptions{.solve = strategy, .idle_tolerance = idle_tolerance});
   const FatTree tree(net, 32, 16, BytesPerSecond::gigabits(400), Time::us(1));
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> factor(1.0, 2.0);
@@ -183,12 +184,12 @@ AllToAllRun run_all_to_all(int endpoints, bool uneven, double idle_tolerance,
 
 // range(0) endpoints, range(1) 1 for uneven sizes, range(2) the idle tolerance in basis points
 // (0: exact max-min; 500: 5%).
-void all_to_all_benchmark(benchmark::State& state, bool bound_boundary_links) {
+void all_to_all_benchmark(benchmark::State& state, SolveStrategy strategy) {
   const int endpoints = static_cast<int>(state.range(0));
   AllToAllRun run;
   for (auto _ : state) {
     run = run_all_to_all(endpoints, state.range(1) != 0, static_cast<double>(state.range(2)) * 1e-4,
-                         bound_boundary_links);
+                         strategy);
     if (std::count(run.finish_s.begin(), run.finish_s.end(), -1.0) != 0)
       state.SkipWithError("not every flow completed");
   }
@@ -205,7 +206,7 @@ void all_to_all_benchmark(benchmark::State& state, bool bound_boundary_links) {
 }
 
 void BM_AllToAll(benchmark::State& state) {
-  all_to_all_benchmark(state, true);
+  all_to_all_benchmark(state, SolveStrategy::kIncremental);
 }
 BENCHMARK(BM_AllToAll)
     ->ArgsProduct({{64, 128, 256, 512}, {0, 1}, {0, 100, 500, 1000}})
@@ -214,10 +215,10 @@ BENCHMARK(BM_AllToAll)
     ->Unit(benchmark::kSecond);
 
 // The same with every boundary link's outside load summed class by class (what the flow network
-// did before bounding it; FlowNetworkOptions::bound_boundary_links), to measure the difference in
+// did before bounding it; SolveStrategy::kSummedBoundary), to measure the difference in
 // one binary.
 void BM_AllToAllSummedBoundary(benchmark::State& state) {
-  all_to_all_benchmark(state, false);
+  all_to_all_benchmark(state, SolveStrategy::kSummedBoundary);
 }
 BENCHMARK(BM_AllToAllSummedBoundary)
     ->ArgsProduct({{64, 128, 256, 512}, {0, 1}, {0}})
@@ -439,7 +440,8 @@ void BM_ReplicatedAllToAll(benchmark::State& state) {
   std::size_t unfinished = 0;
   for (auto _ : state) {
     Simulator sim;
-    FlowNetwork net(sim, FlowNetworkOptions{.twin_parts = twins});
+    FlowNetwork net(sim, FlowNetworkOptions{.solve = twins ? SolveStrategy::kIncremental
+                                                           : SolveStrategy::kWholeComponent});
     const FatTree tree(net, 32, 16, BytesPerSecond::gigabits(400), Time::us(1));
     std::vector<double> finish_s;
     std::array<LinkId, 4> path{};

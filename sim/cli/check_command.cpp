@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sim/cli/command.hpp"
-#include "sim/collectives/nccl_tuner.hpp"
+#include "sim/collectives/nccl/nccl_tuner.hpp"
 #include "sim/run/step_report.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "workloads/compute_model.hpp"

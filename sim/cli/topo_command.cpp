@@ -13,7 +13,7 @@
 #include <ostream>
 
 #include "sim/cli/command.hpp"
-#include "sim/collectives/reachable_bandwidth.hpp"
+#include "sim/collectives/runner/reachable_bandwidth.hpp"
 #include "sim/common/input_error.hpp"
 #include "topology/analysis.hpp"
 #include "topology/builder_registry.hpp"

@@ -14,8 +14,8 @@
 
 #include "sim/cli/command.hpp"
 #include "sim/cli/progress_line.hpp"
-#include "sim/collectives/placement.hpp"
-#include "sim/collectives/traffic.hpp"
+#include "sim/collectives/runner/placement.hpp"
+#include "sim/collectives/runner/traffic.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/engine/flow_network.hpp"
 #include "topology/load_topology.hpp"

@@ -1,5 +1,5 @@
 // Internal to the engine: how long bytes take to drain, in whole picoseconds, as the flow network
-// (and the LevelRates prototype) round it.
+// (and the LevelRates prototype in sim/bench) round it.
 #pragma once
 
 #include <cmath>

@@ -183,9 +183,6 @@ FlowNetwork::State::State(Simulator& simulator, FlowNetworkOptions options)
     throw std::invalid_argument("FlowNetwork: idle_tolerance must be in [0, 1), got " +
                                 std::to_string(options_.idle_tolerance));
   }
-  // (Deferred departures take their load off the links at once, so link_unsolved is not kept.)
-  max_min_.allow_estimates(options_.bound_boundary_links && options_.idle_tolerance == 0.0);
-  max_min_.allow_twin_parts(options_.twin_parts);
 }
 
 FlowNetwork::State::~State() {
@@ -843,7 +840,7 @@ bool FlowNetwork::State::depart_needs_solve(std::uint32_t cls, std::uint32_t dep
 
 void FlowNetwork::State::solve() {
   solve_requested_ = false;
-  const IncrementalMaxMin::Component component = max_min_.solve(options_.full_resolve);
+  const IncrementalMaxMin::Component component = max_min_.solve();
   if (component.links.empty()) return;  // nothing changed
   // Classes whose last flow left are freed once the search is over.
   for (const std::uint32_t d : max_min_.changed()) {

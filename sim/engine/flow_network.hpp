@@ -21,7 +21,7 @@
 //
 // Batching: every start and finish of one instant marks the network dirty; one solve runs at the
 // end of the instant (Simulator::request_instant_end), over the connected component of links and
-// flow classes touched by the changes only (or over everything in full re-solve mode). Classes are
+// flow classes touched by the changes only (or over everything: SolveStrategy). Classes are
 // coupled only through saturated links: the search crosses those, and a link with spare capacity
 // that it reaches takes part as a boundary link (what the classes outside leave of it), crossed in
 // turn only if the new rates fill it. When flows only leave, the classes with rates below the
@@ -47,6 +47,7 @@
 #include "sim/engine/ids.hpp"
 #include "sim/engine/inline_function.hpp"
 #include "sim/engine/simulator.hpp"
+#include "sim/engine/solve_strategy.hpp"
 
 namespace stepsim::engine {
 
@@ -82,19 +83,11 @@ struct LinkShare {
 inline constexpr double kMaxIdleTolerance = 0.5;
 
 struct FlowNetworkOptions {
-  // Re-solve every active flow at every change instead of the touched component only. Slower;
-  // kept to check the incremental solve against.
-  bool full_resolve = false;
-  // Bound the load that the classes outside a solve's component leave on its boundary links
-  // instead of summing it class by class, and sum it only for a link the new rates bring near
-  // saturation (incremental_max_min.hpp, "Estimated boundary links"). Same rates (a link that
-  // does not fill never limits a rate); link loads equal up to rounding. Off: the sum every
-  // time, kept to check against and to measure. Unused with idle_tolerance.
-  bool bound_boundary_links = true;
-  // Solve each distinct part of a component once and give its twins (equal parts, bit for bit)
-  // its rates (twin_parts.hpp): the rates of the whole solve, bit for bit. Off: solve the
-  // component whole, kept to check against and to measure.
-  bool twin_parts = true;
+  // The exact max-min solve run at the end of each instant with changes (solve_strategy.hpp): the
+  // simulator's incremental one, or a reference without its shortcuts (tests and benchmarks).
+  // With idle_tolerance no boundary link is bounded, whatever the strategy (the bound needs the
+  // departures it defers).
+  SolveStrategy solve = SolveStrategy::kIncremental;
   // Deferred re-solves, an opt-in approximation (0, the default, is exact max-min). A departure
   // leaves the rates of the remaining flows as they are while every link that was saturated at
   // the last solve keeps its idle capacity within this fraction of its bandwidth; the departure

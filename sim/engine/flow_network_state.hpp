@@ -161,7 +161,9 @@ class FlowNetwork::State : private Simulator::InstantEndListener {
   std::uint64_t rate_updates_ = 0;
   std::uint64_t deferred_departures_ = 0;
   detail::LinkStatisticsRecorder stats_;
-  detail::IncrementalMaxMin max_min_{tables_};
+  // (Deferred departures take their load off the links at once: link_unsolved is kept only
+  // without idle_tolerance.)
+  detail::IncrementalMaxMin max_min_{tables_, options_.solve, options_.idle_tolerance == 0.0};
 };
 
 }  // namespace stepsim::engine

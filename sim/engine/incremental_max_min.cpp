@@ -10,11 +10,37 @@ namespace {
 // Classes whose rate is below the smallest departed rate by more than this (relative) keep their
 // rates without a re-solve (IncrementalMaxMin::solve()).
 constexpr double kFixedRateMargin = 1e-9;
-constexpr std::uint32_t kNoPart = 0xffffffffu;
 
 }  // namespace
 
-IncrementalMaxMin::Component IncrementalMaxMin::solve(bool full_resolve) {
+IncrementalMaxMin::Component IncrementalMaxMin::solve() {
+  const double fixed_below = this->fixed_below();
+  arrival_instant_ = !arrivals_.empty();
+  arrivals_.clear();
+  instant_min_departed_rate_ = std::numeric_limits<double>::infinity();
+  if (changed_.empty()) return {};
+  ++counters_.solves;
+  // Every part of the component holds a link of a changed class (the search starts there): with
+  // one changed class, a few parts at most and seldom twins, not looked for (BM_AllToAll's
+  // departures: one component of 16k classes).
+  twins_ =
+      (strategy_ == SolveStrategy::kIncremental || strategy_ == SolveStrategy::kSummedBoundary) &&
+      changed_.size() >= 2;
+  start_search();
+  if (strategy_ == SolveStrategy::kFullResolve) {
+    search_everything();
+  } else {
+    search_changes(fixed_below);
+  }
+  for (;;) {
+    scan(fixed_below);
+    solve_local();
+    if (!grow_boundary()) break;
+  }
+  return {comp_classes_, problem_.rate, comp_links_};
+}
+
+double IncrementalMaxMin::fixed_below() const {
   // Which classes keep their rates. Progressive filling freezes flows in increasing order of rate.
   // When flows only leave (no arrival this instant), let r be the smallest rate of a departed flow.
   // Below level r the departed flows were still unfrozen in the old filling, so no link they
@@ -47,53 +73,32 @@ IncrementalMaxMin::Component IncrementalMaxMin::solve(bool full_resolve) {
       bound = std::min(bound, n == 0 ? 0.0 : tables_.link_capacity[l] / static_cast<double>(n));
     }
   }
-  const double fixed_below = (full_resolve || !std::isfinite(bound) || !(bound > 0.0))
-                                 ? 0.0
-                                 : bound * (1.0 - kFixedRateMargin);
-  arrival_instant_ = !arrivals_.empty();
-  arrivals_.clear();
-  instant_min_departed_rate_ = std::numeric_limits<double>::infinity();
-  if (changed_.empty()) return {};
-  ++solves_;
-  // (A full re-solve has no boundary links.)
-  estimate_ = allow_estimates_ && !full_resolve;
-  // Every part of the component holds a link of a changed class (the search starts there): with
-  // one changed class, a few parts at most and seldom twins, not looked for (BM_AllToAll's
-  // departures: one component of 16k classes); nor in the full re-solve, which checks the rest.
-  twins_ = allow_twins_ && !full_resolve && changed_.size() >= 2;
-  start_search(full_resolve, fixed_below);
-  for (;;) {
-    scan(fixed_below);
-    solve_local();
-    if (!grow_boundary()) break;
-  }
-  return {comp_classes_, rate_, comp_links_};
+  const bool full = strategy_ == SolveStrategy::kFullResolve;
+  return (full || !std::isfinite(bound) || !(bound > 0.0)) ? 0.0 : bound * (1.0 - kFixedRateMargin);
 }
 
-void IncrementalMaxMin::start_search(bool full_resolve, double fixed_below) {
+void IncrementalMaxMin::start_search() {
   ++stamp_;
   comp_links_.clear();
   comp_classes_.clear();
   scan_queue_.clear();
   // The component's classes as a problem with local indices, built as the search finds them (a
   // class's links are visited, so numbered, before its path is written).
-  flows_.clear();
-  offsets_.assign(1, 0);
-  path_.clear();
-  share_.clear();
-  sprayed_ = false;  // share_ is filled from the first sprayed class on
-  cap_.clear();
-  capped_ = false;  // cap_ is filled from the first capped class on
-  label_parent_.clear();
+  problem_.clear();
+  labels_.clear();
   part_link_begin_.clear();
   part_class_begin_.clear();
   in_turn_ = false;
-  if (full_resolve) {
-    label_parent_.push_back(0);
-    for (std::uint32_t l = 0; l < tables_.link_capacity.size(); ++l)
-      visit_link(l, true, 0);
-    return;
-  }
+}
+
+void IncrementalMaxMin::search_everything() {
+  // (No twins are looked for: one label.)
+  labels_.add();
+  for (std::uint32_t l = 0; l < tables_.link_capacity.size(); ++l)
+    visit_link(l, true, 0);
+}
+
+void IncrementalMaxMin::search_changes(double fixed_below) {
   // A label per changed class's link (a changed class that left joins nothing; the classes the
   // search finds join the links they cross). While no sprayed flow is active the search takes the
   // parts one at a time: from a changed class's link it runs to its end before the next link
@@ -110,8 +115,7 @@ void IncrementalMaxMin::start_search(bool full_resolve, double fixed_below) {
   for (const std::uint32_t d : changed_) {
     for (const std::uint32_t l : tables_.path(d)) {
       if (link_mark_[l] == stamp_) continue;
-      const auto label = static_cast<std::uint32_t>(label_parent_.size());
-      label_parent_.push_back(label);
+      const std::uint32_t label = labels_.add();
       if (in_turn_) {
         part_link_begin_.push_back(static_cast<std::uint32_t>(comp_links_.size()));
         part_class_begin_.push_back(static_cast<std::uint32_t>(comp_classes_.size()));
@@ -131,8 +135,8 @@ void IncrementalMaxMin::visit_link(std::uint32_t l, bool cross, std::uint32_t la
     if (j == link_label_.size()) grow_link_fields();
     link_label_[j] = label;
     crossed_[j] = cross ? 1 : 0;
-    estimated_[j] = !cross && estimate_ ? 1 : 0;
-    if (!cross && estimate_) ++boundary_estimates_;
+    estimated_[j] = !cross && bounds_boundary_ ? 1 : 0;
+    if (!cross && bounds_boundary_) ++counters_.boundary_estimates;
     fixed_load_[j] = 0.0;
     fixed_count_[j] = 0;
     inside_load_[j] = 0.0;
@@ -152,7 +156,7 @@ std::uint32_t IncrementalMaxMin::path_link(std::uint32_t l, std::uint32_t label,
     return local_of[l];
   }
   const std::uint32_t local = local_of[l];
-  if (twins && link_label_[local] != label) join_labels(label, link_label_[local]);
+  if (twins && link_label_[local] != label) labels_.join(label, link_label_[local]);
   return local;
 }
 
@@ -171,7 +175,7 @@ void IncrementalMaxMin::scan(double fixed_below) {
   const bool twins = twins_;
   for (std::size_t q = 0; q < scan_queue_.size(); ++q) {
     const std::uint32_t j = link_local_[scan_queue_[q]];
-    const std::uint32_t label = twins ? find_label(link_label_[j]) : 0;
+    const std::uint32_t label = twins ? labels_.find(link_label_[j]) : 0;
     // (Read once: the lists' and the classes' storage do not move during the search, and the
     // stores below may alias the vectors' pointers for the compiler.)
     const std::uint32_t* const on_link = tables_.link_classes[scan_queue_[q]].data();
@@ -189,65 +193,76 @@ void IncrementalMaxMin::scan(double fixed_below) {
       if (c.rate > 0.0 && c.rate < fixed_below) {  // the only classes a crossed link leaves out
         fixed_load_[j] += static_cast<double>(c.flows) * c.rate * shares_on_link[k];
         fixed_count_[j] += c.flows;
-        if (arrival_instant_) ++kept_at_arrivals_;  // (once per crossed link it is on)
+        if (arrival_instant_) ++counters_.kept_at_arrivals;  // (once per crossed link it is on)
         continue;
       }
       c.mark = stamp;
       comp_classes_.push_back(cls);
-      flows_.push_back(c.flows);
+      problem_.flows.push_back(c.flows);
       if (FlowTables::capped(c)) {
-        if (!capped_) {
-          capped_ = true;
-          cap_.assign(comp_classes_.size() - 1, kNoCap);
-        }
-        cap_.push_back(tables_.rate_cap(cls));
-      } else if (capped_) {
-        cap_.push_back(kNoCap);
+        problem_.add_cap(tables_.rate_cap(cls));
+      } else if (problem_.capped) {
+        problem_.cap.push_back(kNoCap);
       }
-      if (FlowTables::sprayed(c) && !sprayed_) {
-        sprayed_ = true;
-        share_.assign(path_.size(), 1.0);
-      }
+      if (FlowTables::sprayed(c) && !problem_.weighted) problem_.start_weights();
       const std::span<const std::uint32_t> links = tables_.path(cls);
       const std::uint32_t flows = c.flows;
       const double class_load = static_cast<double>(flows) * c.rate;
-      if (!sprayed_) {  // (as below, with every share 1: no shares read or kept)
+      if (!problem_.weighted) {  // (as below, with every share 1: no shares read or kept)
         for (const std::uint32_t l : links) {
           const std::uint32_t local = path_link(l, label, twins, mark, local_of, stamp);
-          path_.push_back(local);
+          problem_.path.push_back(local);
           inside_load_[local] += class_load;
           inside_count_[local] += flows;
         }
-        offsets_.push_back(static_cast<std::uint32_t>(path_.size()));
+        problem_.end_class();
         continue;
       }
       // (Read once: the stores below may alias the class's fields for the compiler.)
       const double* shares = FlowTables::sprayed(c) ? tables_.classes[cls].shares.data() : nullptr;
       for (std::size_t i = 0; i < links.size(); ++i) {
         const std::uint32_t local = path_link(links[i], label, twins, mark, local_of, stamp);
-        path_.push_back(local);
+        problem_.path.push_back(local);
         const double share = shares != nullptr ? shares[i] : 1.0;
-        share_.push_back(share);
+        problem_.weight.push_back(share);
         inside_load_[local] += class_load * share;  // (at the old rate, for estimate_boundary)
         inside_count_[local] += flows;
       }
-      offsets_.push_back(static_cast<std::uint32_t>(path_.size()));
+      problem_.end_class();
     }
   }
   scan_queue_.clear();
 }
 
 void IncrementalMaxMin::solve_local() {
+  set_capacities();
+  const std::size_t nc = comp_classes_.size();
+  problem_.rate.resize(nc);
+  counters_.classes_solved += nc;
+  const MaxMinProblem problem = problem_.view();
+  if (!twins_) {
+    solver_.solve(problem, problem_.rate);
+  } else if (in_turn_ && labels_.all_apart()) {
+    // (The parts are still runs when the search took them one at a time and no class met two.)
+    twin_parts_.solve_ranges(solver_, problem, problem_.rate, part_link_begin_, part_class_begin_);
+  } else {
+    const std::uint32_t parts = labels_.number_parts(
+        std::span<const std::uint32_t>(link_label_).first(comp_links_.size()), part_of_link_);
+    twin_parts_.solve(solver_, problem, problem_.rate, part_of_link_, parts);
+  }
+}
+
+void IncrementalMaxMin::set_capacities() {
   // Each link's capacity less the load of the classes outside the component: the fixed ones on
   // crossed links (summed by the search), any on boundary links (summed here, again after each
   // growth of the component; bounded instead for an estimated one, which has no limit).
   const std::size_t nl = comp_links_.size();
-  const std::size_t nc = comp_classes_.size();
-  capacity_.resize(nl);
-  if (estimate_) estimate_boundary();
+  std::vector<double>& capacity = problem_.capacity;
+  capacity.resize(nl);
+  if (bounds_boundary_) estimate_boundary();
   for (std::size_t j = 0; j < nl; ++j) {
     if (estimated_[j] != 0) {
-      capacity_[j] = std::numeric_limits<double>::infinity();
+      capacity[j] = std::numeric_limits<double>::infinity();
       continue;
     }
     if (crossed_[j] == 0) {
@@ -264,30 +279,7 @@ void IncrementalMaxMin::solve_local() {
         fixed_count_[j] += c.flows;
       }
     }
-    capacity_[j] = std::max(tables_.link_capacity[comp_links_[j]] - fixed_load_[j], 0.0);
-  }
-  rate_.resize(nc);
-  classes_solved_ += nc;
-  const MaxMinProblem problem{capacity_, flows_, offsets_, path_, share_, cap_};
-  // (The parts are still runs when the search took them one at a time and no class met two.)
-  bool runs = in_turn_;
-  for (std::uint32_t x = 0; runs && x < label_parent_.size(); ++x)
-    runs = label_parent_[x] == x;
-  if (!twins_) {
-    solver_.solve(problem, rate_);
-  } else if (runs) {
-    twin_parts_.solve_ranges(solver_, problem, rate_, part_link_begin_, part_class_begin_);
-  } else {
-    // The parts numbered by their smallest link.
-    label_part_.assign(label_parent_.size(), kNoPart);
-    part_of_link_.resize(nl);
-    std::uint32_t parts = 0;
-    for (std::size_t j = 0; j < nl; ++j) {
-      std::uint32_t& part = label_part_[find_label(link_label_[j])];
-      if (part == kNoPart) part = parts++;
-      part_of_link_[j] = part;
-    }
-    twin_parts_.solve(solver_, problem, rate_, part_of_link_, parts);
+    capacity[j] = std::max(tables_.link_capacity[comp_links_[j]] - fixed_load_[j], 0.0);
   }
 }
 
@@ -312,10 +304,11 @@ bool IncrementalMaxMin::grow_boundary() {
   load_.assign(fixed_load_.begin(), fixed_load_.begin() + static_cast<std::ptrdiff_t>(nl));
   bool finite = true;
   // (With twin parts, each first part's classes summed and copied to its twins: the same bits.)
-  const MaxMinProblem problem{capacity_, flows_, offsets_, path_, share_, cap_};
-  if (!twins_ || !twin_parts_.sum_loads(problem, rate_, load_, finite)) {
+  const MaxMinProblem problem = problem_.view();
+  const std::span<const double> rate = problem_.rate;
+  if (!twins_ || !twin_parts_.sum_loads(problem, rate, load_, finite)) {
     for (std::size_t i = 0; i < nc; ++i)
-      finite = std::isfinite(problem.add_class_load(i, rate_[i], load_)) && finite;
+      finite = std::isfinite(problem.add_class_load(i, rate[i], load_)) && finite;
   }
   // An estimated link that the rates bring within twice the saturation margin (or rates without
   // a limit: never expected, as every class crosses a crossed link) is summed exactly, and the
@@ -328,7 +321,7 @@ bool IncrementalMaxMin::grow_boundary() {
     if (!finite || load_[j] >= capacity * (1.0 - 2.0 * kSaturatedMargin)) {
       estimated_[j] = 0;
       refused = true;
-      ++boundary_estimates_refused_;
+      ++counters_.boundary_estimates_refused;
     }
   }
   if (refused) return true;
@@ -344,7 +337,7 @@ bool IncrementalMaxMin::grow_boundary() {
   }
   if (scan_queue_.empty()) return false;
   in_turn_ = false;  // (the classes found from here on join any part)
-  ++boundary_expansions_;
+  ++counters_.boundary_expansions;
   return true;
 }
 

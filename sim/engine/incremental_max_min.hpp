@@ -35,8 +35,11 @@
 //
 // Fixed classes. The classes with rates below the smallest departed rate of the instant, and below
 // a lower bound on the new rate of every flow that arrived in it, keep their rates exactly and are
-// left out of the component (see solve() in the .cpp for why). A full re-solve mode covers every
-// link and class instead, to check against.
+// left out of the component (see solve() in the .cpp for why).
+//
+// Strategies (solve_strategy.hpp), chosen once at construction: the simulator's takes every
+// shortcut above; the references leave out the boundary bound, the twin parts, or the component
+// itself (every link and class at every solve), to check the shortcuts against.
 #pragma once
 
 #include <algorithm>
@@ -45,8 +48,11 @@
 #include <span>
 #include <vector>
 
+#include "sim/engine/component_problem.hpp"
 #include "sim/engine/flow_tables.hpp"
 #include "sim/engine/max_min_solver.hpp"
+#include "sim/engine/part_labels.hpp"
+#include "sim/engine/solve_strategy.hpp"
 #include "sim/engine/twin_parts.hpp"
 
 namespace stepsim::engine::detail {
@@ -54,7 +60,13 @@ namespace stepsim::engine::detail {
 class IncrementalMaxMin {
  public:
   // Reads and marks `tables` (which must outlive it): the classes' `mark` and `dirty` fields.
-  explicit IncrementalMaxMin(FlowTables& tables) : tables_(tables) {}
+  // `unsolved_kept`: the owner keeps FlowTables::link_unsolved (the flow network does without
+  // idle_tolerance); without it no boundary link is bounded, whatever the strategy.
+  IncrementalMaxMin(FlowTables& tables, SolveStrategy strategy, bool unsolved_kept)
+      : tables_(tables),
+        strategy_(strategy),
+        bounds_boundary_(unsolved_kept && (strategy == SolveStrategy::kIncremental ||
+                                           strategy == SolveStrategy::kWholeComponent)) {}
   IncrementalMaxMin(const IncrementalMaxMin&) = delete;
   IncrementalMaxMin& operator=(const IncrementalMaxMin&) = delete;
 
@@ -64,11 +76,6 @@ class IncrementalMaxMin {
     link_local_.push_back(0);
     link_seed_.push_back(0);
   }
-  // Whether boundary links may be estimated (above); needs FlowTables::link_unsolved kept, which
-  // the flow network does without idle_tolerance.
-  void allow_estimates(bool allow) { allow_estimates_ = allow; }
-  // Whether a component's twin parts are solved once (twin_parts.hpp; on by default).
-  void allow_twin_parts(bool allow) { allow_twins_ = allow; }
 
   // Records a change of class `cls` for the next solve; true when it was not yet recorded.
   bool mark_changed(std::uint32_t cls) {
@@ -92,10 +99,10 @@ class IncrementalMaxMin {
     std::span<const double> rates;  // parallel to classes
     std::span<const std::uint32_t> links;
   };
-  // Solves the component of the changes recorded (or everything with `full_resolve`); empty when
-  // nothing changed. Forgets the instant's arrival and departures. The changed classes stay
-  // listed (changed()) until forget_changes(). The spans are valid until the next call.
-  Component solve(bool full_resolve);
+  // Solves the component of the changes recorded (everything under SolveStrategy::kFullResolve);
+  // empty when nothing changed. Forgets the instant's arrival and departures. The changed classes
+  // stay listed (changed()) until forget_changes(). The spans are valid until the next call.
+  Component solve();
   std::span<const std::uint32_t> changed() const { return changed_; }
   void forget_changes() {
     for (const std::uint32_t cls : changed_)
@@ -113,9 +120,10 @@ class IncrementalMaxMin {
   }
   void add_class_load(std::size_t i, std::uint32_t flows, double rate) {
     const double class_load = static_cast<double>(flows) * rate;
-    for (std::uint32_t k = offsets_[i]; k < offsets_[i + 1]; ++k) {
-      load_[path_[k]] += sprayed_ ? class_load * share_[k] : class_load;
-      count_[path_[k]] += flows;
+    for (std::uint32_t k = problem_.offsets[i]; k < problem_.offsets[i + 1]; ++k) {
+      const std::uint32_t j = problem_.path[k];
+      load_[j] += problem_.weighted ? class_load * problem_.weight[k] : class_load;
+      count_[j] += flows;
     }
   }
   // Or, when every class of the component took the rate the solve found for it (bit for bit):
@@ -130,21 +138,27 @@ class IncrementalMaxMin {
 
   // Work measures: solves run, classes they covered, solves repeated because a boundary link
   // filled up.
-  std::uint64_t solves() const { return solves_; }
-  std::uint64_t classes_solved() const { return classes_solved_; }
-  std::uint64_t boundary_expansions() const { return boundary_expansions_; }
+  std::uint64_t solves() const { return counters_.solves; }
+  std::uint64_t classes_solved() const { return counters_.classes_solved; }
+  std::uint64_t boundary_expansions() const { return counters_.boundary_expansions; }
   // Classes whose rates a twin part gave (twin_parts.hpp).
   std::uint64_t twin_classes() const { return twin_parts_.twin_classes(); }
   // Boundary links that took part with the bound on their outside load, and those of them that
   // came near saturation and were summed exactly after all.
-  std::uint64_t boundary_estimates() const { return boundary_estimates_; }
-  std::uint64_t boundary_estimates_refused() const { return boundary_estimates_refused_; }
+  std::uint64_t boundary_estimates() const { return counters_.boundary_estimates; }
+  std::uint64_t boundary_estimates_refused() const { return counters_.boundary_estimates_refused; }
   // Classes left out of solves with an arrival (their rates below the arrivals' bound), counted
   // on each crossed link they are on.
-  std::uint64_t kept_at_arrivals() const { return kept_at_arrivals_; }
+  std::uint64_t kept_at_arrivals() const { return counters_.kept_at_arrivals; }
 
  private:
-  void start_search(bool full_resolve, double fixed_below);
+  // The rate below which a class keeps its rate without a re-solve this instant (0: none does).
+  double fixed_below() const;
+  // The search's start: a new search with an empty component, then every link (kFullResolve) or
+  // the links of the changed classes.
+  void start_search();
+  void search_everything();
+  void search_changes(double fixed_below);
   [[gnu::always_inline]] inline void visit_link(std::uint32_t l, bool cross, std::uint32_t label);
   // A link of a class the search found: visited when first met (crossed if saturated or flagged
   // in link_seed_ as a changed class's link), its part's label joined with `label` (when looking
@@ -154,32 +168,26 @@ class IncrementalMaxMin {
                                                         bool twins, const std::uint32_t* mark,
                                                         const std::uint32_t* local_of,
                                                         std::uint32_t stamp);
-  std::uint32_t find_label(std::uint32_t x) {
-    while (label_parent_[x] != x) {
-      label_parent_[x] = label_parent_[label_parent_[x]];
-      x = label_parent_[x];
-    }
-    return x;
-  }
-  void join_labels(std::uint32_t a, std::uint32_t b) {
-    a = find_label(a);
-    b = find_label(b);
-    if (a != b) label_parent_[std::max(a, b)] = std::min(a, b);
-  }
   // Visits the classes on the links queued to be crossed; classes below `fixed_below` stay out.
   void scan(double fixed_below);
   // Makes room for more component links in the per-link fields below (sized together, at least
   // the component's links; only the first comp_links_.size() entries are this solve's).
   void grow_link_fields();
-  // Solves the component as it stands into rate_.
+  // Solves the component as it stands into problem_.rate.
   void solve_local();
+  // Each component link's capacity less the load of the classes outside.
+  void set_capacities();
   // The outside load of each boundary link j with estimated_[j] (see "Estimated boundary links").
   void estimate_boundary();
-  // Queues the boundary links that rate_ fills and marks for an exact sum the estimated ones it
-  // comes near; true when there is one of either.
+  // Queues the boundary links that problem_.rate fills and marks for an exact sum the estimated
+  // ones it comes near; true when there is one of either.
   bool grow_boundary();
 
   FlowTables& tables_;
+  const SolveStrategy strategy_;
+  // The strategy bounds boundary links' outside load, and the tables allow it (a full re-solve has
+  // no boundary links).
+  const bool bounds_boundary_;
   std::vector<std::uint32_t> changed_;
   std::vector<std::uint32_t> arrivals_;  // classes flows joined this instant (repeats allowed)
   double instant_min_departed_rate_ = std::numeric_limits<double>::infinity();
@@ -203,18 +211,7 @@ class IncrementalMaxMin {
   std::vector<char> crossed_;  // per component link: crossed by the search (else boundary)
   // Per component link: a boundary link whose outside load is the bound (no limit in the solve).
   std::vector<char> estimated_;
-  bool allow_estimates_ = false;
-  bool allow_twins_ = true;
-  bool estimate_ = false;  // this solve estimates its boundary links
-  std::vector<double> capacity_;
-  std::vector<std::uint32_t> flows_;
-  std::vector<std::uint32_t> offsets_;
-  std::vector<std::uint32_t> path_;
-  bool sprayed_ = false;       // the component has a sprayed class: share_ is filled
-  std::vector<double> share_;  // parallel to path_ when sprayed_
-  bool capped_ = false;        // the component has a capped class: cap_ is filled
-  std::vector<double> cap_;    // per component class when capped_: its rate cap (kNoCap: none)
-  std::vector<double> rate_;
+  ComponentProblem problem_;
   std::vector<double> fixed_load_;  // per component link: load of the classes outside
   // Per component link: load (at the rates before this solve) and flows of the classes inside.
   std::vector<double> inside_load_;
@@ -227,20 +224,21 @@ class IncrementalMaxMin {
   // them (the search labels the parts only then).
   TwinParts twin_parts_;
   bool twins_ = false;
-  // The component's parts, found by the search: each changed class's link starts a label, a link
-  // takes the label of the crossed link the search reached it from, and two labels join
-  // (union-find) when a class's path meets both. Every part holds a changed class's link.
+  // The component's parts, found by the search (part_labels.hpp). Every part holds a changed
+  // class's link.
+  PartLabels labels_;
   std::vector<std::uint32_t> link_label_;    // per component link
-  std::vector<std::uint32_t> label_parent_;  // per label
-  std::vector<std::uint32_t> label_part_;    // per label: its part (solve_local), or none
   std::vector<std::uint32_t> part_of_link_;  // per component link
 
-  std::uint64_t solves_ = 0;
-  std::uint64_t classes_solved_ = 0;
-  std::uint64_t boundary_expansions_ = 0;
-  std::uint64_t boundary_estimates_ = 0;
-  std::uint64_t boundary_estimates_refused_ = 0;
-  std::uint64_t kept_at_arrivals_ = 0;
+  struct Counters {
+    std::uint64_t solves = 0;
+    std::uint64_t classes_solved = 0;
+    std::uint64_t boundary_expansions = 0;
+    std::uint64_t boundary_estimates = 0;
+    std::uint64_t boundary_estimates_refused = 0;
+    std::uint64_t kept_at_arrivals = 0;
+  };
+  Counters counters_;
   bool arrival_instant_ = false;  // this solve's instant had an arrival
 };
 

@@ -122,6 +122,43 @@ void MaxMinSolver::place_links(std::size_t links, std::span<const double> class_
   caps_.swap(merged_caps_);
 }
 
+void MaxMinSolver::settle_top() {
+  // Bring the top up to date: a link whose classes all froze leaves, one whose share grew since
+  // it was placed goes down with its current share, until the top holds its current share (then
+  // it is the smallest share of all, as every other key is at most its link's share).
+  while (!heap_.empty()) {
+    const std::uint32_t top = heap_.top().link;
+    if (unfrozen_[top] == 0) {
+      pop_top();
+    } else if (heap_.top().key < share_[top]) {
+      heap_.entry(0).key = share_[top];
+      heap_.sift_down(0);
+    } else {
+      break;
+    }
+  }
+}
+
+template <bool kWeighted>
+void MaxMinSolver::update_touched() {
+  // A link's share only grows when classes below it freeze (they take level <= share per flow
+  // off it): its key stays as a lower bound until it reaches the top. Rounding can lower a share
+  // by a hair below its key, which a sift up (then one comparison) takes care of at once. A link
+  // left without unfrozen flows stays until it reaches the top.
+  for (const std::uint32_t l2 : touched_) {
+    // A private link, the link just popped, or one to drop at the top.
+    if (heap_pos_[l2] == kAbsent || unfrozen_[l2] == 0) continue;
+    const double share = std::max(remaining_[l2], 0.0) / demand<kWeighted>(l2);
+    share_[l2] = share;
+    const std::uint32_t pos = heap_pos_[l2];
+    if (share < heap_[pos].key) {
+      heap_.entry(pos).key = share;
+      heap_.sift_up(pos);
+    }
+  }
+  touched_.clear();
+}
+
 template <bool kWeighted, bool kBottlenecks>
 void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
   const std::span<const std::uint32_t> class_flows = problem.class_flows;
@@ -157,20 +194,7 @@ void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
   while (unfrozen_classes > 0) {
     while (next_cap < caps_.size() && frozen_[caps_[next_cap].cls] != 0)
       ++next_cap;
-    // Bring the top up to date: a link whose classes all froze leaves, one whose share grew since
-    // it was placed goes down with its current share, until the top holds its current share (then
-    // it is the smallest share of all, as every other key is at most its link's share).
-    while (!heap_.empty()) {
-      const std::uint32_t top = heap_.top().link;
-      if (unfrozen_[top] == 0) {
-        pop_top();
-      } else if (heap_.top().key < share_[top]) {
-        heap_.entry(0).key = share_[top];
-        heap_.sift_down(0);
-      } else {
-        break;
-      }
-    }
+    settle_top();
     const bool have_cap = next_cap < caps_.size();
     if (!have_cap && heap_.empty()) break;
     ++stamp;
@@ -191,22 +215,7 @@ void MaxMinSolver::fill(const Problem& problem, std::span<double> rate) {
       }
       if constexpr (kBottlenecks) order_->push_back(l);
     }
-    // A link's share only grows when classes below it freeze (they take level <= share per flow
-    // off it): its key stays as a lower bound until it reaches the top. Rounding can lower a share
-    // by a hair below its key, which a sift up (then one comparison) takes care of at once. A link
-    // left without unfrozen flows stays until it reaches the top.
-    for (const std::uint32_t l2 : touched_) {
-      // A private link, the link just popped, or one to drop at the top.
-      if (heap_pos_[l2] == kAbsent || unfrozen_[l2] == 0) continue;
-      const double share = std::max(remaining_[l2], 0.0) / demand<kWeighted>(l2);
-      share_[l2] = share;
-      const std::uint32_t pos = heap_pos_[l2];
-      if (share < heap_[pos].key) {
-        heap_.entry(pos).key = share;
-        heap_.sift_up(pos);
-      }
-    }
-    touched_.clear();
+    update_touched<kWeighted>();
   }
 }
 

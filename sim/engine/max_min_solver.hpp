@@ -98,8 +98,8 @@ class MaxMinSolver {
   }
   // As solve() (every weight 1), and also each class's bottleneck: the link whose fair share
   // froze it (bottleneck[c], local index; its rate is that link's level), and the links that
-  // froze classes, in the order they did (`order`: nondecreasing level). Used by LevelRates
-  // (level_rates.hpp), which holds rates per bottleneck link.
+  // froze classes, in the order they did (`order`: nondecreasing level). (The simulator does not
+  // need it; the rates-per-level prototype in sim/bench/level_rates.hpp does.)
   void solve_with_bottlenecks(std::span<const double> link_capacity,
                               std::span<const std::uint32_t> class_flows,
                               std::span<const std::uint32_t> path_offsets,
@@ -156,6 +156,12 @@ class MaxMinSolver {
   }
   // Takes the top link out of the heap.
   void pop_top();
+  // Steps of fill(): the heap's top brought up to date (its current share, no link without
+  // unfrozen flows); the shares of the links the last freezes touched, their keys lowered where
+  // rounding put a share below its key.
+  [[gnu::always_inline]] inline void settle_top();
+  template <bool kWeighted>
+  [[gnu::always_inline]] inline void update_touched();
 
   std::vector<double> remaining_;        // per link: capacity not yet given to frozen flows
   std::vector<std::uint64_t> unfrozen_;  // per link: unfrozen flows crossing it

@@ -8,10 +8,10 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "sim/collectives/algorithm_registry.hpp"
-#include "sim/collectives/placement.hpp"
-#include "sim/collectives/planned_collective.hpp"
-#include "sim/collectives/topology_network.hpp"
+#include "sim/collectives/algorithms/algorithm_registry.hpp"
+#include "sim/collectives/algorithms/planned_collective.hpp"
+#include "sim/collectives/runner/placement.hpp"
+#include "sim/collectives/runner/topology_network.hpp"
 #include "sim/engine/flow_network.hpp"
 #include "sim/engine/simulator.hpp"
 #include "sim/executor/op_label.hpp"
@@ -112,8 +112,7 @@ class Executor::Impl {
         topology_(topology),
         options_(std::move(options)),
         listener_(listener),
-        network_(sim_, engine::FlowNetworkOptions{.full_resolve = false,
-                                                  .idle_tolerance = options_.network.idle_tolerance,
+        network_(sim_, engine::FlowNetworkOptions{.idle_tolerance = options_.network.idle_tolerance,
                                                   .record_utilization_samples =
                                                       options_.record_link_samples,
                                                   .sampled_links = options_.sampled_links}),

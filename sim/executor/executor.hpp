@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/collectives/collective_runner.hpp"
-#include "sim/collectives/network_options.hpp"
+#include "sim/collectives/runner/collective_runner.hpp"
+#include "sim/collectives/runner/network_options.hpp"
 #include "sim/common/units.hpp"
 #include "topology/topology.hpp"
 #include "workloads/workload.hpp"

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "sim/collectives/collective_session.hpp"
-#include "sim/collectives/placement.hpp"
-#include "sim/collectives/plan.hpp"
+#include "sim/collectives/plan/plan.hpp"
+#include "sim/collectives/runner/collective_session.hpp"
+#include "sim/collectives/runner/placement.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/run/simulate.hpp"
 #include "sim/run/step_report.hpp"

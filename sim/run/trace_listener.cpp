@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/collectives/placement.hpp"
+#include "sim/collectives/runner/placement.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/executor/op_label.hpp"
 #include "sim/run/step_view.hpp"

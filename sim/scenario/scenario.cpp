@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "sim/collectives/algorithm_registry.hpp"
-#include "sim/collectives/nccl_tuner.hpp"
+#include "sim/collectives/algorithms/algorithm_registry.hpp"
+#include "sim/collectives/nccl/nccl_tuner.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/engine/flow_network.hpp"
 #include "topology/load_topology.hpp"

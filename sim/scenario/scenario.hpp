@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/collectives/network_options.hpp"
+#include "sim/collectives/runner/network_options.hpp"
 #include "sim/common/config.hpp"
 #include "topology/router.hpp"
 #include "topology/topology.hpp"

@@ -1,6 +1,6 @@
 #include "sim/validation/published_points.hpp"
 
-#include "sim/collectives/placement.hpp"
+#include "sim/collectives/runner/placement.hpp"
 
 namespace stepsim::validation {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <ostream>
 
-#include "sim/collectives/link_calibration.hpp"
+#include "sim/collectives/runner/link_calibration.hpp"
 #include "workloads/compute_model.hpp"
 #include "workloads/device.hpp"
 
@@ -30,7 +30,7 @@ std::string cell(std::string text) {
 void write_calibration(std::ostream& out) {
   out << "## Calibrated parameters\n\n"
          "The same parameters serve every row; none is tuned per row. Each names its source.\n\n"
-         "### Links (`sim/collectives/link_calibration.cpp`)\n\n"
+         "### Links (`sim/collectives/runner/link_calibration.cpp`)\n\n"
          "| preset | link class, line rate | effective | in-switch | reduction | source |\n"
          "|---|---|---|---|---|---|\n";
   const collectives::Calibration cal = collectives::calibrated_presets();

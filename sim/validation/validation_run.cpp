@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/collectives/algorithm_registry.hpp"
-#include "sim/collectives/collective_session.hpp"
-#include "sim/collectives/planned_collective.hpp"
+#include "sim/collectives/algorithms/algorithm_registry.hpp"
+#include "sim/collectives/algorithms/planned_collective.hpp"
+#include "sim/collectives/runner/collective_session.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/run/serve.hpp"
 #include "sim/run/simulate.hpp"

@@ -2,7 +2,7 @@
 // docs/design.md's reference formulas), plan sizes, and the registry's behaviour.
 #include <gtest/gtest.h>
 
-#include "sim/collectives/algorithm_registry.hpp"
+#include "sim/collectives/algorithms/algorithm_registry.hpp"
 #include "sim/common/input_error.hpp"
 
 namespace stepsim::collectives {

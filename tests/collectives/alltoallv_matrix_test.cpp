@@ -1,6 +1,6 @@
 // AllToAllv size matrices: the Zipf skew, the CSV reader and the scaling used by
 // `stepsim collective --op alltoallv`.
-#include "sim/collectives/alltoallv_matrix.hpp"
+#include "sim/collectives/plan/alltoallv_matrix.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,9 +3,9 @@
 // node, 10% across nodes).
 #include <gtest/gtest.h>
 
-#include "sim/collectives/algorithm_registry.hpp"
-#include "sim/collectives/collective_session.hpp"
-#include "sim/collectives/topology_network.hpp"
+#include "sim/collectives/algorithms/algorithm_registry.hpp"
+#include "sim/collectives/runner/collective_session.hpp"
+#include "sim/collectives/runner/topology_network.hpp"
 #include "sim/engine/flow_network.hpp"
 #include "test_topologies.hpp"
 

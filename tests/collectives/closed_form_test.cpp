@@ -4,8 +4,8 @@
 // paid once. The flow network rounds each drain up to a picosecond, hence the 1e-6 tolerance.
 #include <gtest/gtest.h>
 
-#include "sim/collectives/algorithm_registry.hpp"
-#include "sim/collectives/collective_session.hpp"
+#include "sim/collectives/algorithms/algorithm_registry.hpp"
+#include "sim/collectives/runner/collective_session.hpp"
 #include "test_topologies.hpp"
 
 namespace stepsim::collectives {

@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <numeric>
 
-#include "sim/collectives/algorithm_registry.hpp"
-#include "sim/collectives/collective_session.hpp"
-#include "sim/collectives/placement.hpp"
+#include "sim/collectives/algorithms/algorithm_registry.hpp"
+#include "sim/collectives/runner/collective_session.hpp"
+#include "sim/collectives/runner/placement.hpp"
 #include "test_topologies.hpp"
 
 namespace stepsim::collectives {

@@ -8,10 +8,10 @@
 #include <string>
 #include <utility>
 
-#include "sim/collectives/algorithm_registry.hpp"
-#include "sim/collectives/collective_session.hpp"
-#include "sim/collectives/reachable_bandwidth.hpp"
-#include "sim/collectives/traffic.hpp"
+#include "sim/collectives/algorithms/algorithm_registry.hpp"
+#include "sim/collectives/runner/collective_session.hpp"
+#include "sim/collectives/runner/reachable_bandwidth.hpp"
+#include "sim/collectives/runner/traffic.hpp"
 #include "test_topologies.hpp"
 #include "topology/builder_registry.hpp"
 

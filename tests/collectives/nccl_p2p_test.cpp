@@ -4,11 +4,11 @@
 
 #include <memory>
 
-#include "sim/collectives/algorithm_registry.hpp"
-#include "sim/collectives/collective_runner.hpp"
-#include "sim/collectives/link_calibration.hpp"
-#include "sim/collectives/nccl_p2p.hpp"
-#include "sim/collectives/planned_collective.hpp"
+#include "sim/collectives/algorithms/algorithm_registry.hpp"
+#include "sim/collectives/algorithms/planned_collective.hpp"
+#include "sim/collectives/nccl/nccl_p2p.hpp"
+#include "sim/collectives/runner/collective_runner.hpp"
+#include "sim/collectives/runner/link_calibration.hpp"
 #include "test_topologies.hpp"
 
 namespace stepsim::collectives {

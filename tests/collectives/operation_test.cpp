@@ -1,7 +1,7 @@
 // Operation names and nccl-tests' bus bandwidth factors (NVIDIA/nccl-tests doc/PERFORMANCE.md).
 #include <gtest/gtest.h>
 
-#include "sim/collectives/operation.hpp"
+#include "sim/collectives/plan/operation.hpp"
 #include "sim/common/input_error.hpp"
 
 namespace stepsim::collectives {

@@ -4,10 +4,10 @@
 // latency L): a step crosses GPU -> NIC -> spine -> NIC -> GPU, 4L.
 #include <gtest/gtest.h>
 
-#include "sim/collectives/algorithm_registry.hpp"
-#include "sim/collectives/collective_session.hpp"
-#include "sim/collectives/nccl_tuner.hpp"
-#include "sim/collectives/planned_collective.hpp"
+#include "sim/collectives/algorithms/algorithm_registry.hpp"
+#include "sim/collectives/algorithms/planned_collective.hpp"
+#include "sim/collectives/nccl/nccl_tuner.hpp"
+#include "sim/collectives/runner/collective_session.hpp"
 #include "sim/common/input_error.hpp"
 #include "test_topologies.hpp"
 

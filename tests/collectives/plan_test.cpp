@@ -1,7 +1,7 @@
 // The plan container: dependencies in CSR form, the reverse graph, joins, byte accounting.
 #include <gtest/gtest.h>
 
-#include "sim/collectives/plan.hpp"
+#include "sim/collectives/plan/plan.hpp"
 
 namespace stepsim::collectives {
 namespace {

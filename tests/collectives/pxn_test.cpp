@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "sim/collectives/algorithm_registry.hpp"
-#include "sim/collectives/collective_session.hpp"
+#include "sim/collectives/algorithms/algorithm_registry.hpp"
+#include "sim/collectives/runner/collective_session.hpp"
 #include "test_topologies.hpp"
 
 namespace stepsim::collectives {

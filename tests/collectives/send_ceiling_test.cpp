@@ -4,10 +4,10 @@
 // perChMaxTreeLL128Bws, treeCorrectionFactor; src/graph/topo.h: SM80/SM90_NVLINK_BW.
 #include <gtest/gtest.h>
 
-#include "sim/collectives/algorithm_registry.hpp"
-#include "sim/collectives/collective_runner.hpp"
-#include "sim/collectives/nccl_tuner.hpp"
-#include "sim/collectives/planned_collective.hpp"
+#include "sim/collectives/algorithms/algorithm_registry.hpp"
+#include "sim/collectives/algorithms/planned_collective.hpp"
+#include "sim/collectives/nccl/nccl_tuner.hpp"
+#include "sim/collectives/runner/collective_runner.hpp"
 #include "test_topologies.hpp"
 
 namespace stepsim::collectives {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "sim/collectives/size_sweep.hpp"
+#include "sim/collectives/plan/size_sweep.hpp"
 #include "sim/common/input_error.hpp"
 
 namespace stepsim::collectives {

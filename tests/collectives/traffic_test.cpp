@@ -1,7 +1,7 @@
 // Traffic patterns and the flows file reader.
 #include <gtest/gtest.h>
 
-#include "sim/collectives/traffic.hpp"
+#include "sim/collectives/runner/traffic.hpp"
 #include "sim/common/input_error.hpp"
 #include "test_topologies.hpp"
 

@@ -75,12 +75,9 @@ struct RunResult {
   std::uint64_t twin_classes = 0;
 };
 
-RunResult run_instance(const RandomInstance& in, bool full_resolve, bool bound_boundary = true,
-                       bool twin_parts = true) {
+RunResult run_instance(const RandomInstance& in, SolveStrategy strategy) {
   Simulator sim;
-  FlowNetwork net(sim, FlowNetworkOptions{.full_resolve = full_resolve,
-                                          .bound_boundary_links = bound_boundary,
-                                          .twin_parts = twin_parts});
+  FlowNetwork net(sim, FlowNetworkOptions{.solve = strategy});
   for (std::size_t l = 0; l < in.capacity.size(); ++l) {
     net.add_link(BytesPerSecond(in.capacity[l]), in.latency[l]);
   }
@@ -155,8 +152,8 @@ TEST(FlowNetworkRandom, IncrementalSolveMatchesFullResolveOn1000Instances) {
   std::uint64_t kept_at_arrivals = 0;
   for (int instance = 0; instance < 1000; ++instance) {
     const RandomInstance in = make_instance(rng, instance % 2 == 0);
-    const RunResult incremental = run_instance(in, false);
-    const RunResult full = run_instance(in, true);
+    const RunResult incremental = run_instance(in, SolveStrategy::kIncremental);
+    const RunResult full = run_instance(in, SolveStrategy::kFullResolve);
     for (std::size_t f = 0; f < in.flows.size(); ++f) {
       const auto a = static_cast<double>(incremental.finish[f].picoseconds());
       const auto b = static_cast<double>(full.finish[f].picoseconds());
@@ -212,8 +209,8 @@ TEST(FlowNetworkRandom, TwinPartsGiveTheCompletionTimesOfTheWholeSolve) {
   for (int instance = 0; instance < 300; ++instance) {
     const std::uint32_t copies = 2 + static_cast<std::uint32_t>(instance % 4);
     const RandomInstance in = replicate(make_instance(rng, instance % 2 == 0), copies);
-    const RunResult twins = run_instance(in, false, true, true);
-    const RunResult whole = run_instance(in, false, true, false);
+    const RunResult twins = run_instance(in, SolveStrategy::kIncremental);
+    const RunResult whole = run_instance(in, SolveStrategy::kWholeComponent);
     for (std::size_t f = 0; f < in.flows.size(); ++f) {
       ASSERT_EQ(twins.finish[f], whole.finish[f]) << "instance " << instance << " flow " << f;
       ASSERT_EQ(twins.finish[f], twins.finish[f - f % copies])
@@ -236,8 +233,8 @@ TEST(FlowNetworkRandom, BoundedBoundaryLinksGiveTheCompletionTimesOfExactSums) {
   std::uint64_t estimates = 0;
   for (int instance = 0; instance < 1000; ++instance) {
     const RandomInstance in = make_instance(rng, instance % 2 == 0);
-    const RunResult bounded = run_instance(in, false, true);
-    const RunResult summed = run_instance(in, false, false);
+    const RunResult bounded = run_instance(in, SolveStrategy::kIncremental);
+    const RunResult summed = run_instance(in, SolveStrategy::kSummedBoundary);
     for (std::size_t f = 0; f < in.flows.size(); ++f) {
       ASSERT_EQ(bounded.finish[f], summed.finish[f]) << "instance " << instance << " flow " << f;
     }
@@ -312,9 +309,8 @@ TEST(FlowNetworkRandom, SprayedFlowsMatchWeightedBruteForceAndFullResolve) {
     std::vector<Time> finish[2];
     for (const bool full : {false, true}) {
       Simulator sim;
-      FlowNetworkOptions options;
-      options.full_resolve = full;
-      FlowNetwork net(sim, options);
+      FlowNetwork net(sim, FlowNetworkOptions{.solve = full ? SolveStrategy::kFullResolve
+                                                            : SolveStrategy::kIncremental});
       for (const double c : in.capacity)
         net.add_link(BytesPerSecond(c), Time::zero());
       std::vector<FlowId> ids(in.flows.size());
@@ -371,7 +367,9 @@ std::vector<Time> run_capped(const RandomInstance& in, const std::vector<double>
                              std::vector<std::vector<double>>* probes = nullptr,
                              std::vector<std::vector<bool>>* probe_active = nullptr) {
   Simulator sim;
-  FlowNetwork net(sim, FlowNetworkOptions{.full_resolve = mode == CapMode::kNativeFull});
+  FlowNetwork net(
+      sim, FlowNetworkOptions{.solve = mode == CapMode::kNativeFull ? SolveStrategy::kFullResolve
+                                                                    : SolveStrategy::kIncremental});
   for (std::size_t l = 0; l < in.capacity.size(); ++l)
     net.add_link(BytesPerSecond(in.capacity[l]), in.latency[l]);
   std::vector<std::vector<LinkId>> path(in.flows.size());
@@ -481,8 +479,8 @@ TEST(FlowNetworkRandom, TwoRunsProduceIdenticalEventSequences) {
   std::mt19937_64 rng(9);
   for (int instance = 0; instance < 50; ++instance) {
     const RandomInstance in = make_instance(rng, true);
-    const RunResult first = run_instance(in, false);
-    const RunResult second = run_instance(in, false);
+    const RunResult first = run_instance(in, SolveStrategy::kIncremental);
+    const RunResult second = run_instance(in, SolveStrategy::kIncremental);
     EXPECT_EQ(first.order, second.order);
     EXPECT_EQ(first.finish, second.finish);
   }

@@ -1,6 +1,6 @@
 // LevelRates (the issue 16 prototype: max-min rates held per bottleneck level) against the flow
 // network's exact solve on random instances, closed forms, and MaxMinSolver's bottleneck output.
-#include "sim/engine/level_rates.hpp"
+#include "sim/bench/level_rates.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +14,8 @@
 
 namespace stepsim::engine {
 namespace {
+
+using bench::LevelRates;
 
 struct Instance {
   std::vector<double> capacity;

@@ -1,8 +1,8 @@
 // The CSV inputs: `stepsim traffic --flows` (src,dst,bytes,start rows on a topology's node names)
 // and `stepsim collective --op alltoallv --matrix` (n x n sizes). The first byte chooses the
 // format and, for the matrix, n (2-9); the rest is the file.
-#include "sim/collectives/alltoallv_matrix.hpp"
-#include "sim/collectives/traffic.hpp"
+#include "sim/collectives/plan/alltoallv_matrix.hpp"
+#include "sim/collectives/runner/traffic.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 #include "topology/load_topology.hpp"
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "sim/cli/cli.hpp"
-#include "sim/collectives/collective_session.hpp"
+#include "sim/collectives/runner/collective_session.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/run/serve.hpp"
 #include "sim/scenario/serving_scenario.hpp"
