@@ -5,7 +5,6 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cmath>
 #include <exception>
 #include <memory>
 #include <ostream>
@@ -14,7 +13,6 @@
 #include "sim/common/config.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/common/units.hpp"
-#include "sim/run/resource_estimate.hpp"
 #include "stepsim/version.hpp"
 
 namespace stepsim::cli {
@@ -65,50 +63,6 @@ void add_max_memory_option(CLI::App& app, std::string& max_memory) {
                  "Refuse a simulation estimated to need more memory than this (default: the "
                  "machine's physical memory), e.g. 8GiB")
       ->type_name("SIZE");
-}
-
-std::pair<Bytes, std::string> memory_limit(const std::string& max_memory) {
-  if (max_memory.empty()) return {machine_memory(), "the machine's memory"};
-  const Bytes limit = option_value("--max-memory", max_memory, [](const std::string& t) {
-    const Bytes b = parse_bytes(t);
-    if (b.count() <= 0) throw InputError("a size above zero, such as 8GiB");
-    return b;
-  });
-  return {limit, "--max-memory"};
-}
-
-void guard_all_to_all(std::string_view subject, std::string_view items, std::uint64_t n,
-                      double bytes_each, const std::string& max_memory) {
-  if (n < 2) return;
-  const double count = static_cast<double>(n) * static_cast<double>(n - 1);
-  const double bytes = count * bytes_each;
-  const auto [limit, source] = memory_limit(max_memory);
-  if (limit.count() <= 0 || bytes <= static_cast<double>(limit.count())) return;
-  const auto fitting =
-      static_cast<std::uint64_t>(std::sqrt(static_cast<double>(limit.count()) / bytes_each));
-  throw InputError(fmt::format(
-      "{} on {} ranks: every rank sends to every other, {:.3g} {} needing about {} of memory, "
-      "more than {} ({}); about {} ranks fit (--ranks), or raise the limit with --max-memory",
-      subject, n, count, items, format_bytes(Bytes(static_cast<std::int64_t>(bytes))),
-      format_bytes(limit), source, fitting));
-}
-
-void guard_resources(Context& ctx, const workloads::WorkloadSpec& spec,
-                     const std::string& max_memory) {
-  const auto [limit, source] = memory_limit(max_memory);
-  const ResourceEstimate estimate = estimate_resources(spec);
-  check_resources(estimate, spec, limit, source);
-  if (!estimate.extrapolated) return;
-  const std::string what =
-      fmt::format("{} micro-batches per replica, about {:.3g} operations and {} of memory",
-                  estimate.micro_batches, static_cast<double>(estimate.operations),
-                  format_bytes(estimate.memory));
-  // A word of what is coming when the run will take a while (at the reference machine's rate).
-  if (estimate.seconds > 10) {
-    ctx.log.info("a large step: {}; expect about {:.0f} s", what, estimate.seconds);
-  } else {
-    ctx.log.debug("estimate: {}; about {:.1f} s", what, estimate.seconds);
-  }
 }
 
 void silence(Context& ctx) {

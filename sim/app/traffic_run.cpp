@@ -1,0 +1,75 @@
+#include "sim/app/traffic_run.hpp"
+
+#include <fmt/format.h>
+#include <cmath>
+#include <filesystem>
+
+#include "sim/app/memory_guard.hpp"
+#include "sim/collectives/placement.hpp"
+#include "sim/common/input_error.hpp"
+#include "topology/load_topology.hpp"
+
+namespace stepsim::app {
+namespace {
+
+using namespace stepsim::collectives;
+
+// Memory per flow of `--pattern alltoall` (its traffic entry, route, flow state and outcome),
+// measured with GNU time's peak resident size less the topology's: `stepsim traffic -t
+// dgx-h100-superpod:nodes=N -p alltoall -b 1MiB` took 22.3 MB at 128 ranks (16,256 flows),
+// 68.7 MB at 256 (65,280) and 256.2 MB at 512 (261,632), 880-960 bytes a flow; rounded up
+// (docs/reliability.md).
+constexpr double kBytesPerTrafficFlow = 1000;
+
+void check_request(const TrafficRequest& r) {
+  if (std::isnan(r.idle_tolerance))  // CLI::Range lets NaN through
+    throw InputError("--idle-tolerance 'nan': expected a number from 0 to 0.5");
+  if (r.pattern.empty() == r.flows_file.empty())
+    throw InputError("give either --pattern NAME or --flows FILE.csv");
+  if (r.links != "calibrated" && r.links != "line-rate")
+    throw InputError(fmt::format("--links '{}': expected 'calibrated' or 'line-rate'", r.links));
+  if (!topology::parse_ecmp_mode(r.ecmp))
+    throw InputError(
+        fmt::format("--ecmp '{}': expected 'fabric', 'hash', 'spray' or 'spread'", r.ecmp));
+}
+
+std::vector<TrafficFlow> make_flows(const TrafficRequest& r, const topology::Topology& topo) {
+  if (!r.flows_file.empty()) return read_flows_csv(r.flows_file, topo);
+  const auto ranks = parse_ranks(r.ranks, static_cast<std::uint32_t>(topo.accelerators().size()));
+  // An all-to-all pattern has n(n-1) flows, the one pattern that grows with the square of the
+  // ranks: refused before a single flow is made when they need more memory than allowed.
+  if (r.pattern == "alltoall")
+    guard_all_to_all("--pattern alltoall", "flows", ranks.size(), kBytesPerTrafficFlow,
+                     r.max_memory);
+  Bytes bytes;
+  try {
+    bytes = parse_bytes(r.bytes);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("--bytes '{}': {}", r.bytes, e.what()));
+  }
+  return traffic_pattern(r.pattern, topo, ranks, bytes, r.seed);
+}
+
+}  // namespace
+
+TrafficRun run_traffic(const TrafficRequest& request) {
+  check_request(request);
+  TrafficRun run;
+  run.topology = topology::load_topology_spec(request.topology, std::filesystem::current_path());
+  run.links = request.links;
+  run.flows = make_flows(request, run.topology);
+  const Calibration calibration =
+      request.links == "calibrated" ? calibrated_presets() : line_rate_presets();
+  try {
+    run.result = collectives::run_traffic(run.topology, calibration, run.flows,
+                                          *topology::parse_ecmp_mode(request.ecmp),
+                                          request.idle_tolerance, request.progress);
+  } catch (const InputError& e) {  // flows too large for the clock: say whose
+    throw InputError(fmt::format(
+        "{}: {}", request.flows_file.empty() ? "--pattern " + request.pattern : request.flows_file,
+        e.what()));
+  }
+  return run;
+}
+
+}  // namespace stepsim::app
