@@ -8,7 +8,6 @@
 #include "sim/collectives/algorithm_registry.hpp"
 #include "sim/collectives/alltoallv_matrix.hpp"
 #include "sim/collectives/collective_session.hpp"
-#include "sim/collectives/nccl_tuner.hpp"
 #include "sim/collectives/planned_collective.hpp"
 #include "sim/collectives/size_sweep.hpp"
 #include "sim/common/input_error.hpp"
@@ -28,16 +27,6 @@ constexpr double kBytesPerPairTransfer = 1100;
 
 constexpr int kTypeBytes = 4;  // float, as nccl-tests' default
 
-// `parse(text)`, with a bad value's message naming the flag and the value.
-template <class Parse>
-auto flag_value(std::string_view flag, const std::string& text, Parse parse) {
-  try {
-    return parse(text);
-  } catch (const InputError& e) {
-    throw InputError(fmt::format("{} '{}': {}", flag, text, e.what()));
-  }
-}
-
 // The request, checked, with what the runs need.
 struct Setup {
   CollectiveKind kind;
@@ -50,16 +39,6 @@ struct Setup {
   std::vector<Bytes> sweep;                    // the sizes to run
   std::optional<AllToAllvMatrix> file_matrix;  // alltoallv: --matrix's
 };
-
-void check_choices(const CollectiveRequest& r) {
-  if (r.links != "calibrated" && r.links != "line-rate")
-    throw InputError(fmt::format("--links '{}': expected 'calibrated' or 'line-rate'", r.links));
-  if (!topology::parse_ecmp_mode(r.ecmp))
-    throw InputError(
-        fmt::format("--ecmp '{}': expected 'fabric', 'hash', 'spray' or 'spread'", r.ecmp));
-  if (r.pxn != "on" && r.pxn != "off")
-    throw InputError(fmt::format("--pxn '{}': expected 'on' or 'off'", r.pxn));
-}
 
 // AllToAllv: the per-pair sizes come from a file or a skew, one of the two; the sweep is the
 // file's largest row sum unless sizes were given.
@@ -81,10 +60,9 @@ void check_matrix(const CollectiveRequest& r, Setup& s) {
   }
 }
 
-Setup check_request(const CollectiveRequest& r) {
+Setup check_request(const CollectiveRequest& r, const NetworkOptions& network) {
   const CollectiveKind kind = parse_collective_kind(r.op);
-  auto algorithm = builtin_algorithms().create(r.algo);
-  check_choices(r);
+  auto algorithm = builtin_algorithms().create(network.algorithm);
   std::vector<Bytes> sizes = parse_size_sweep(r.sizes);
   topology::Topology topo =
       topology::load_topology_spec(r.topology, std::filesystem::current_path());
@@ -117,41 +95,6 @@ Setup check_request(const CollectiveRequest& r) {
   return s;
 }
 
-// At most 1 s, as in a scenario's network section.
-Time software_latency(std::string_view flag, const std::string& text) {
-  const Time t = flag_value(flag, text, parse_time);
-  if (t > kMaxSoftwareLatency)
-    throw InputError(fmt::format("{} '{}': expected at most 1 s", flag, text));
-  return t;
-}
-
-PlanOptions plan_options(const CollectiveRequest& r, const Calibration& calibration) {
-  PlanOptions plan = calibration.plan_options();
-  if (!r.chunk_size.empty()) {
-    plan.chunk_size = flag_value("--chunk-size", r.chunk_size, parse_bytes);
-    if (plan.chunk_size.count() < 1)
-      throw InputError(fmt::format("--chunk-size '{}': expected at least 1 byte", r.chunk_size));
-  }
-  if (!r.step_latency.empty())
-    plan.step_latency = software_latency("--step-latency", r.step_latency);
-  if (!r.op_latency.empty()) plan.op_latency = software_latency("--op-latency", r.op_latency);
-  plan.channels = r.channels;
-  plan.pxn = r.pxn == "on";
-  const auto protocol = parse_protocol_choice(r.proto);
-  if (!protocol)
-    throw InputError(fmt::format("--proto '{}': expected auto, LL, LL128, Simple or off", r.proto));
-  // Line rate studies the network alone unless a protocol is asked for.
-  if (r.links == "calibrated" || r.proto != "auto") plan.protocol = *protocol;
-  if (!r.nccl.empty()) {
-    const auto version = parse_nccl_version(r.nccl);
-    if (!version)
-      throw InputError(fmt::format(
-          "--nccl '{}': expected an NCCL version from 2.20 on, as 2.23 or 2.23.4", r.nccl));
-    plan.nccl_version = *version;
-  }
-  return plan;
-}
-
 Operation operation(const CollectiveRequest& r, const Setup& s, Bytes size) {
   Operation op;
   op.kind = s.kind;
@@ -169,9 +112,8 @@ Operation operation(const CollectiveRequest& r, const Setup& s, Bytes size) {
 
 // Runs every size of the sweep, one after the other on one session (an idle network each time).
 std::vector<CollectiveRow> run_sweep(const CollectiveRequest& r, const Setup& s,
-                                     const Calibration& calibration, const PlanOptions& plan) {
-  RunnerOptions runner;
-  runner.ecmp = *topology::parse_ecmp_mode(r.ecmp);
+                                     const NetworkOptions& network) {
+  RunnerOptions runner = network.runner;
   SweepProgress now;
   now.sizes = s.sweep.size();
   std::uint64_t done_before = 0;  // by the sizes before this one
@@ -181,15 +123,15 @@ std::vector<CollectiveRow> run_sweep(const CollectiveRequest& r, const Setup& s,
       r.progress(now);
     };
   }
-  CollectiveSession session(s.topo, calibration, runner);
+  CollectiveSession session(s.topo, network.calibration, runner);
   if (r.before_runs) r.before_runs();
   std::vector<CollectiveRow> rows;
   for (std::size_t i = 0; i < s.sweep.size(); ++i) {
     const Operation op = operation(r, s, s.sweep[i]);
     if (auto why = s.algorithm->unsupported(op, s.shape))
-      throw InputError(fmt::format("--algo {} cannot run {} on these {} ranks: {}", r.algo,
-                                   to_string(s.kind), s.n, *why));
-    PlannedCollective planned = plan_collective(*s.algorithm, op, s.shape, plan);
+      throw InputError(fmt::format("--algo {} cannot run {} on these {} ranks: {}",
+                                   network.algorithm, to_string(s.kind), s.n, *why));
+    PlannedCollective planned = plan_collective(*s.algorithm, op, s.shape, network.plan);
     now = {i, s.sweep.size(), op.size, planned.plan.size(), 0};
     if (r.progress) r.progress(now);
     const Time t = session.run(std::make_shared<const Plan>(std::move(planned.plan)), s.placement);
@@ -206,12 +148,12 @@ std::vector<CollectiveRow> run_sweep(const CollectiveRequest& r, const Setup& s,
 }  // namespace
 
 CollectiveSweep sweep_collective(const CollectiveRequest& request) {
-  Setup s = check_request(request);
-  const Calibration calibration =
-      request.links == "calibrated" ? calibrated_presets() : line_rate_presets();
-  const PlanOptions plan = plan_options(request, calibration);
   CollectiveSweep sweep;
-  sweep.rows = run_sweep(request, s, calibration, plan);
+  // The operation is named first, then the network settings, as the command line checks them.
+  parse_collective_kind(request.op);
+  sweep.network = request.network.read();
+  Setup s = check_request(request, sweep.network);
+  sweep.rows = run_sweep(request, s, sweep.network);
   sweep.request = request;
   sweep.request.progress = nullptr;
   sweep.request.before_runs = nullptr;
@@ -219,6 +161,7 @@ CollectiveSweep sweep_collective(const CollectiveRequest& request) {
   sweep.topology_name = s.topo.name();
   sweep.ranks = s.ranks;
   sweep.accelerators = static_cast<std::uint32_t>(s.topo.accelerators().size());
+  sweep.protocol = request.network.find("protocol").value_or("auto");
   return sweep;
 }
 
@@ -228,8 +171,8 @@ std::optional<std::vector<PublishedBusbw>> published_points(const CollectiveSwee
   std::vector<PublishedBusbw> published;
   const auto cases = validation::load_cases(cases_file);
   for (const auto& p : validation::published_busbw(
-           cases, sweep.request.topology, std::string(to_string(sweep.kind)), sweep.request.algo,
-           sweep.ranks, sweep.accelerators)) {
+           cases, sweep.request.topology, std::string(to_string(sweep.kind)),
+           sweep.network.algorithm, sweep.ranks, sweep.accelerators)) {
     published.push_back(
         {p.size, p.busbw_GBps, fmt::format("{}, {}; {}", p.figure, p.algorithm, p.reference)});
   }

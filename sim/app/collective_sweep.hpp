@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/app/network_settings.hpp"
 #include "sim/common/collective_kind.hpp"
 #include "sim/common/units.hpp"
 #include "sim/run/html_report.hpp"
@@ -26,27 +27,21 @@ struct SweepProgress {
 };
 
 // The sweep to run. Texts are as the user wrote them (the command line's flags, the same names
-// with underscores in Python); each is checked, and a bad one is an InputError naming the flag.
+// with underscores in Python); each is checked, and a bad one is an InputError naming the flag (the
+// network settings: the key).
 struct CollectiveRequest {
   std::string topology;  // preset spec or YAML file
   std::string op = "allreduce";
-  std::string ranks = "all";         // N, a list 0,2,4, ranges 0-7,16-23, or all
-  std::string algo = "auto";         // a collectives registry name
-  std::string sizes = "8B:1GiB";     // MIN:MAX doubling, or one size
-  bool sizes_given = false;          // alltoallv with a matrix: sweep the sizes, not the file's own
-  std::string chunk_size;            // empty: the calibration's
-  std::string step_latency;          // empty: the calibration's
-  std::string op_latency;            // empty: the calibration's
-  std::string links = "calibrated";  // or line-rate
-  std::string ecmp = "fabric";       // fabric, hash, spray or spread
-  std::string pxn = "on";            // on or off
-  std::string proto = "auto";        // auto, LL, LL128, Simple or off
-  std::string nccl;                  // NCCL version of auto's choices; empty: the tuner's
-  std::uint32_t channels = 0;        // 0: one per GPU of a node when the group spans nodes
-  std::uint32_t root = 0;            // broadcast, reduce: index in the group
-  std::string matrix;                // alltoallv: CSV of n x n per-pair sizes
-  std::optional<double> skew;        // alltoallv: Zipf skew of the receivers
-  std::string max_memory;            // see memory_limit(); empty: the machine's
+  std::string ranks = "all";      // N, a list 0,2,4, ranges 0-7,16-23, or all
+  std::string sizes = "8B:1GiB";  // MIN:MAX doubling, or one size
+  bool sizes_given = false;       // alltoallv with a matrix: sweep the sizes, not the file's own
+  // The scenario's network keys (algorithm, calibration, protocol, nccl, chunk_size, channels,
+  // step_latency, op_latency, ecmp, pxn; docs/collectives.md): their defaults unless set.
+  NetworkSettings network;
+  std::uint32_t root = 0;                              // broadcast, reduce: index in the group
+  std::string matrix;                                  // alltoallv: CSV of n x n per-pair sizes
+  std::optional<double> skew;                          // alltoallv: Zipf skew of the receivers
+  std::string max_memory;                              // see memory_limit(); empty: the machine's
   std::function<void(const SweepProgress&)> progress;  // now and then, when set
   std::function<void()> before_runs;  // once the request is checked, before the first run
 };
@@ -65,8 +60,10 @@ struct CollectiveSweep {
   CollectiveRequest request;  // as given (progress and before_runs cleared)
   CollectiveKind kind = CollectiveKind::kAllReduce;
   std::string topology_name;
-  std::vector<std::uint32_t> ranks;  // accelerator indices of the group
-  std::uint32_t accelerators = 0;    // in the topology
+  std::vector<std::uint32_t> ranks;     // accelerator indices of the group
+  std::uint32_t accelerators = 0;       // in the topology
+  collectives::NetworkOptions network;  // as the settings give them
+  std::string protocol;                 // the protocol setting as given ("auto" when not set)
   std::vector<CollectiveRow> rows;
 };
 

@@ -4,14 +4,25 @@
 #include <ostream>
 
 namespace stepsim::app {
+namespace {
+
+std::string links_of(const CollectiveSweep& sweep) {
+  return sweep.network.calibrated ? "calibrated" : "line-rate";
+}
+
+// The NCCL version as given, or empty.
+std::string nccl_of(const CollectiveSweep& sweep) {
+  return sweep.request.network.find("nccl").value_or("");
+}
+
+}  // namespace
 
 void write_collective_table(std::ostream& out, const CollectiveSweep& sweep) {
-  const CollectiveRequest& r = sweep.request;
   out << fmt::format(
       "# stepsim collective: {} on {} ranks of {}, algorithm {}, "
       "links {}, protocol {}{}\n#\n",
-      to_string(sweep.kind), sweep.ranks.size(), sweep.topology_name, r.algo, r.links, r.proto,
-      r.nccl.empty() ? std::string() : ", NCCL " + r.nccl);
+      to_string(sweep.kind), sweep.ranks.size(), sweep.topology_name, sweep.network.algorithm,
+      links_of(sweep), sweep.protocol, nccl_of(sweep).empty() ? "" : ", NCCL " + nccl_of(sweep));
   out << fmt::format("# {:>12}  {:>12}  {:>6}  {:>10}  {:>7}  {:>7}  {}\n", "size", "count", "type",
                      "time", "algbw", "busbw", "algorithm");
   out << fmt::format("# {:>12}  {:>12}  {:>6}  {:>10}  {:>7}  {:>7}\n", "(B)", "(elements)", "",
@@ -33,10 +44,10 @@ nlohmann::json collective_json(const CollectiveSweep& sweep) {
   j["topology"] = sweep.topology_name;
   j["op"] = std::string(to_string(sweep.kind));
   j["ranks"] = sweep.ranks.size();
-  j["algorithm"] = r.algo;
-  j["links"] = r.links;
-  j["protocol"] = r.proto;
-  if (!r.nccl.empty()) j["nccl"] = r.nccl;
+  j["algorithm"] = sweep.network.algorithm;
+  j["links"] = links_of(sweep);
+  j["protocol"] = sweep.protocol;
+  if (!nccl_of(sweep).empty()) j["nccl"] = nccl_of(sweep);
   if (!r.matrix.empty()) j["matrix"] = r.matrix;
   if (r.skew) j["skew"] = *r.skew;
   nlohmann::json rows = nlohmann::json::array();
@@ -64,8 +75,8 @@ void write_collective_page(std::ostream& out, const CollectiveSweep& sweep,
       {"topology", fmt::format("{} ({})", r.topology, sweep.topology_name)},
       {"operation", kind},
       {"ranks", fmt::format("{} ({})", sweep.ranks.size(), r.ranks)},
-      {"algorithm", r.algo},
-      {"links", r.links},
+      {"algorithm", sweep.network.algorithm},
+      {"links", links_of(sweep)},
       {"sizes", r.sizes}};
   write_collective_html(
       out, fmt::format("{} on {} ranks of {}", kind, sweep.ranks.size(), sweep.topology_name),

@@ -1,7 +1,6 @@
 #include "sim/app/traffic_run.hpp"
 
 #include <fmt/format.h>
-#include <cmath>
 #include <filesystem>
 
 #include "sim/app/memory_guard.hpp"
@@ -20,18 +19,6 @@ using namespace stepsim::collectives;
 // 68.7 MB at 256 (65,280) and 256.2 MB at 512 (261,632), 880-960 bytes a flow; rounded up
 // (docs/reliability.md).
 constexpr double kBytesPerTrafficFlow = 1000;
-
-void check_request(const TrafficRequest& r) {
-  if (std::isnan(r.idle_tolerance))  // CLI::Range lets NaN through
-    throw InputError("--idle-tolerance 'nan': expected a number from 0 to 0.5");
-  if (r.pattern.empty() == r.flows_file.empty())
-    throw InputError("give either --pattern NAME or --flows FILE.csv");
-  if (r.links != "calibrated" && r.links != "line-rate")
-    throw InputError(fmt::format("--links '{}': expected 'calibrated' or 'line-rate'", r.links));
-  if (!topology::parse_ecmp_mode(r.ecmp))
-    throw InputError(
-        fmt::format("--ecmp '{}': expected 'fabric', 'hash', 'spray' or 'spread'", r.ecmp));
-}
 
 std::vector<TrafficFlow> make_flows(const TrafficRequest& r, const topology::Topology& topo) {
   if (!r.flows_file.empty()) return read_flows_csv(r.flows_file, topo);
@@ -53,17 +40,17 @@ std::vector<TrafficFlow> make_flows(const TrafficRequest& r, const topology::Top
 }  // namespace
 
 TrafficRun run_traffic(const TrafficRequest& request) {
-  check_request(request);
+  if (request.pattern.empty() == request.flows_file.empty())
+    throw InputError("give either --pattern NAME or --flows FILE.csv");
+  const collectives::NetworkOptions network = request.network.read();
   TrafficRun run;
   run.topology = topology::load_topology_spec(request.topology, std::filesystem::current_path());
-  run.links = request.links;
+  run.links = network.calibrated ? "calibrated" : "line-rate";
   run.flows = make_flows(request, run.topology);
-  const Calibration calibration =
-      request.links == "calibrated" ? calibrated_presets() : line_rate_presets();
   try {
-    run.result = collectives::run_traffic(run.topology, calibration, run.flows,
-                                          *topology::parse_ecmp_mode(request.ecmp),
-                                          request.idle_tolerance, request.progress);
+    run.result =
+        collectives::run_traffic(run.topology, network.calibration, run.flows, network.runner.ecmp,
+                                 network.idle_tolerance, request.progress);
   } catch (const InputError& e) {  // flows too large for the clock: say whose
     throw InputError(fmt::format(
         "{}: {}", request.flows_file.empty() ? "--pattern " + request.pattern : request.flows_file,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/app/network_settings.hpp"
 #include "sim/collectives/traffic.hpp"
 #include "topology/topology.hpp"
 
@@ -15,16 +16,15 @@ namespace stepsim::app {
 
 // The traffic to run: `pattern` over `ranks`, or the flows of `flows_file`, one of the two.
 struct TrafficRequest {
-  std::string topology;              // preset spec or YAML file
-  std::string pattern;               // permutation, alltoall, incast or ring
-  std::string flows_file;            // CSV with columns src,dst,bytes,start (topology node names)
-  std::string ranks = "all";         // for the pattern: N, list, ranges, all
-  std::string bytes = "64MiB";       // per flow of the pattern
-  std::string links = "calibrated";  // or line-rate
-  std::string ecmp = "fabric";       // fabric, hash, spray or spread
-  std::uint64_t seed = 1;            // of the random permutation
-  // engine::FlowNetworkOptions::idle_tolerance: 0 is exact max-min.
-  double idle_tolerance = 0.0;
+  std::string topology;         // preset spec or YAML file
+  std::string pattern;          // permutation, alltoall, incast or ring
+  std::string flows_file;       // CSV with columns src,dst,bytes,start (topology node names)
+  std::string ranks = "all";    // for the pattern: N, list, ranges, all
+  std::string bytes = "64MiB";  // per flow of the pattern
+  std::uint64_t seed = 1;       // of the random permutation
+  // The scenario's network keys it takes (calibration, ecmp, idle_tolerance; docs/collectives.md):
+  // their defaults unless set.
+  NetworkSettings network;
   std::string max_memory;  // see memory_limit(); empty: the machine's
   // (flows finished, flows) now and then, when set.
   std::function<void(std::size_t, std::size_t)> progress;
@@ -38,7 +38,8 @@ struct TrafficRun {
 };
 
 // Runs the traffic.
-//   THROWS: InputError for a bad value (naming its flag), neither or both of pattern and flows,
+//   THROWS: InputError for a bad value (naming its flag or key), neither or both of pattern and
+//   flows,
 //           an all-to-all that needs more memory than allowed, or flows too large for the clock.
 TrafficRun run_traffic(const TrafficRequest& request);
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <ostream>
 
 #include "sim/cli/command.hpp"
@@ -37,6 +38,79 @@ const std::string* flag_given_a_value(CLI::App& app, const std::vector<std::stri
     }
   }
   return nullptr;
+}
+
+// Says so on `err` and returns true when the first word that is not an option names no command.
+bool refuse_unknown_command(CLI::App& app, const std::vector<std::string>& args,
+                            std::ostream& err) {
+  for (const auto& arg : args) {
+    if (arg.empty() || arg.front() == '-') continue;
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands({}))
+      names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), arg) != names.end()) break;
+    const std::string suggestion = config::closest_match(arg, names);
+    err << "stepsim: error: unknown command '" << arg << "'"
+        << (suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?")
+        << "\nRun 'stepsim --help' for the list of commands.\n";
+    return true;
+  }
+  return false;
+}
+
+// Parses `args` into `app`. Returns the exit code when the program ends here (help, version or a
+// command line CLI11 refuses, with its message on `err`), nothing when a command is to run.
+std::optional<int> parse(CLI::App& app, const std::vector<std::string>& args, std::ostream& out,
+                         std::ostream& err) {
+  // CLI11 wants argv-style input, last argument first.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+    return std::nullopt;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::ArgumentMismatch& e) {
+    // CLI11 says "verbose was given a disallowed flag override": name the argument instead.
+    if (const std::string* arg = flag_given_a_value(app, args)) {
+      err << "stepsim: error: " << arg->substr(0, arg->find('='))
+          << " is a flag and takes no value, got '" << *arg
+          << "' (repeat it to count: -vv)\nRun with --help for more information.\n";
+      return 2;
+    }
+    app.exit(e, out, err);
+    return 2;
+  } catch (const CLI::ParseError& e) {
+    app.exit(e, out, err);
+    return 2;
+  } catch (const std::exception& e) {
+    // A conversion inside CLI11 that throws a standard exception instead of its own (a bad
+    // command line, whatever CLI11 calls it: nothing has run yet).
+    err << "stepsim: error: cannot read the command line: " << e.what()
+        << "\nRun with --help for more information.\n";
+    return 2;
+  }
+}
+
+// Runs the command's action: its exit code, or 2 for bad input and 1 for a bug, with the message.
+int run_action(Command& command, Context& context) {
+  std::ostream& out = context.out;
+  std::ostream& err = context.err;
+  try {
+    return command.action(context);
+  } catch (const InputError& e) {
+    out.flush();
+    err << "stepsim: error: " << e.what() << "\n";
+    return context.errors_reported_elsewhere ? 0 : 2;
+  } catch (const std::exception& e) {
+    out.flush();
+    err << "stepsim: internal error: " << e.what()
+        << "\n(this is a bug in stepsim; please report it with the command that caused it)\n";
+    return 1;
+  }
 }
 
 }  // namespace
@@ -106,49 +180,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   commands.push_back(add_search_command(app));
 
   // An unknown command would otherwise read as "a subcommand is required"; name it instead.
-  for (const auto& arg : args) {
-    if (arg.empty() || arg.front() == '-') continue;
-    std::vector<std::string> names;
-    for (const auto* sub : app.get_subcommands({}))
-      names.push_back(sub->get_name());
-    if (std::find(names.begin(), names.end(), arg) != names.end()) break;
-    const std::string suggestion = config::closest_match(arg, names);
-    err << "stepsim: error: unknown command '" << arg << "'"
-        << (suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?")
-        << "\nRun 'stepsim --help' for the list of commands.\n";
-    return 2;
-  }
+  if (refuse_unknown_command(app, args, err)) return 2;
 
-  // CLI11 wants argv-style input, last argument first.
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e, out, err);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e, out, err);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e, out, err);
-  } catch (const CLI::ArgumentMismatch& e) {
-    // CLI11 says "verbose was given a disallowed flag override": name the argument instead.
-    if (const std::string* arg = flag_given_a_value(app, args)) {
-      err << "stepsim: error: " << arg->substr(0, arg->find('='))
-          << " is a flag and takes no value, got '" << *arg
-          << "' (repeat it to count: -vv)\nRun with --help for more information.\n";
-      return 2;
-    }
-    app.exit(e, out, err);
-    return 2;
-  } catch (const CLI::ParseError& e) {
-    app.exit(e, out, err);
-    return 2;
-  } catch (const std::exception& e) {
-    // A conversion inside CLI11 that throws a standard exception instead of its own (a bad
-    // command line, whatever CLI11 calls it: nothing has run yet).
-    err << "stepsim: error: cannot read the command line: " << e.what()
-        << "\nRun with --help for more information.\n";
-    return 2;
-  }
+  if (const std::optional<int> code = parse(app, args, out, err)) return *code;
 
   auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(err);
   sink->set_pattern("stepsim: %^%l%$: %v");
@@ -165,19 +199,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                   environment.progress_after_s};
 
   for (auto& command : commands) {
-    if (!command.app->parsed()) continue;
-    try {
-      return command.action(context);
-    } catch (const InputError& e) {
-      out.flush();
-      err << "stepsim: error: " << e.what() << "\n";
-      return context.errors_reported_elsewhere ? 0 : 2;
-    } catch (const std::exception& e) {
-      out.flush();
-      err << "stepsim: internal error: " << e.what()
-          << "\n(this is a bug in stepsim; please report it with the command that caused it)\n";
-      return 1;
-    }
+    if (command.app->parsed()) return run_action(command, context);
   }
   return 2;  // unreachable: require_subcommand(1) guarantees one was parsed
 }

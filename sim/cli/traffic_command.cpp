@@ -12,7 +12,6 @@
 #include "sim/cli/command.hpp"
 #include "sim/cli/network_flags.hpp"
 #include "sim/cli/progress_line.hpp"
-#include "sim/engine/flow_network.hpp"
 
 namespace stepsim::cli {
 
@@ -21,6 +20,7 @@ Command add_traffic_command(CLI::App& app) {
     app::TrafficRequest request;
     std::size_t top = 10;
     bool json = false;
+    NetworkFlags network;  // --links, --ecmp, --idle-tolerance: the scenario's network keys
   };
   auto o = std::make_shared<Options>();
   app::TrafficRequest& r = o->request;
@@ -36,17 +36,14 @@ Command add_traffic_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--bytes,-b", r.bytes, "Bytes per flow for --pattern")->capture_default_str();
   sub->add_option("--seed", r.seed, "Seed of the random permutation")->capture_default_str();
-  add_network_flags(*sub, r);
+  o->network.add_traffic(*sub);
   sub->add_option("--top", o->top, "Links to list, busiest first")->capture_default_str();
-  sub->add_option("--idle-tolerance", r.idle_tolerance,
-                  "Defer re-solves after departures while saturated links stay within this "
-                  "idle fraction (0: exact max-min; 0.05 for large all-to-alls)")
-      ->check(CLI::Range(0.0, engine::kMaxIdleTolerance))
-      ->capture_default_str();
+  o->network.add_idle_tolerance(*sub);
   sub->add_flag("--json", o->json, "Print JSON (every flow and every used link)");
   add_max_memory_option(*sub, r.max_memory);
   return {sub, [o](Context& ctx) {
             app::TrafficRequest request = o->request;
+            request.network = o->network.given();
             ProgressLine progress(ctx);
             if (progress.enabled())
               request.progress = [&progress](std::size_t finished, std::size_t all) {
