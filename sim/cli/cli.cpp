@@ -5,16 +5,15 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cmath>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <ostream>
 
 #include "sim/cli/command.hpp"
 #include "sim/common/config.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/common/units.hpp"
-#include "sim/run/resource_estimate.hpp"
 #include "stepsim/version.hpp"
 
 namespace stepsim::cli {
@@ -41,6 +40,79 @@ const std::string* flag_given_a_value(CLI::App& app, const std::vector<std::stri
   return nullptr;
 }
 
+// Says so on `err` and returns true when the first word that is not an option names no command.
+bool refuse_unknown_command(CLI::App& app, const std::vector<std::string>& args,
+                            std::ostream& err) {
+  for (const auto& arg : args) {
+    if (arg.empty() || arg.front() == '-') continue;
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands({}))
+      names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), arg) != names.end()) break;
+    const std::string suggestion = config::closest_match(arg, names);
+    err << "stepsim: error: unknown command '" << arg << "'"
+        << (suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?")
+        << "\nRun 'stepsim --help' for the list of commands.\n";
+    return true;
+  }
+  return false;
+}
+
+// Parses `args` into `app`. Returns the exit code when the program ends here (help, version or a
+// command line CLI11 refuses, with its message on `err`), nothing when a command is to run.
+std::optional<int> parse(CLI::App& app, const std::vector<std::string>& args, std::ostream& out,
+                         std::ostream& err) {
+  // CLI11 wants argv-style input, last argument first.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+    return std::nullopt;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::ArgumentMismatch& e) {
+    // CLI11 says "verbose was given a disallowed flag override": name the argument instead.
+    if (const std::string* arg = flag_given_a_value(app, args)) {
+      err << "stepsim: error: " << arg->substr(0, arg->find('='))
+          << " is a flag and takes no value, got '" << *arg
+          << "' (repeat it to count: -vv)\nRun with --help for more information.\n";
+      return 2;
+    }
+    app.exit(e, out, err);
+    return 2;
+  } catch (const CLI::ParseError& e) {
+    app.exit(e, out, err);
+    return 2;
+  } catch (const std::exception& e) {
+    // A conversion inside CLI11 that throws a standard exception instead of its own (a bad
+    // command line, whatever CLI11 calls it: nothing has run yet).
+    err << "stepsim: error: cannot read the command line: " << e.what()
+        << "\nRun with --help for more information.\n";
+    return 2;
+  }
+}
+
+// Runs the command's action: its exit code, or 2 for bad input and 1 for a bug, with the message.
+int run_action(Command& command, Context& context) {
+  std::ostream& out = context.out;
+  std::ostream& err = context.err;
+  try {
+    return command.action(context);
+  } catch (const InputError& e) {
+    out.flush();
+    err << "stepsim: error: " << e.what() << "\n";
+    return context.errors_reported_elsewhere ? 0 : 2;
+  } catch (const std::exception& e) {
+    out.flush();
+    err << "stepsim: internal error: " << e.what()
+        << "\n(this is a bug in stepsim; please report it with the command that caused it)\n";
+    return 1;
+  }
+}
+
 }  // namespace
 
 void add_override_option(CLI::App& app, std::vector<std::string>& overrides) {
@@ -65,50 +137,6 @@ void add_max_memory_option(CLI::App& app, std::string& max_memory) {
                  "Refuse a simulation estimated to need more memory than this (default: the "
                  "machine's physical memory), e.g. 8GiB")
       ->type_name("SIZE");
-}
-
-std::pair<Bytes, std::string> memory_limit(const std::string& max_memory) {
-  if (max_memory.empty()) return {machine_memory(), "the machine's memory"};
-  const Bytes limit = option_value("--max-memory", max_memory, [](const std::string& t) {
-    const Bytes b = parse_bytes(t);
-    if (b.count() <= 0) throw InputError("a size above zero, such as 8GiB");
-    return b;
-  });
-  return {limit, "--max-memory"};
-}
-
-void guard_all_to_all(std::string_view subject, std::string_view items, std::uint64_t n,
-                      double bytes_each, const std::string& max_memory) {
-  if (n < 2) return;
-  const double count = static_cast<double>(n) * static_cast<double>(n - 1);
-  const double bytes = count * bytes_each;
-  const auto [limit, source] = memory_limit(max_memory);
-  if (limit.count() <= 0 || bytes <= static_cast<double>(limit.count())) return;
-  const auto fitting =
-      static_cast<std::uint64_t>(std::sqrt(static_cast<double>(limit.count()) / bytes_each));
-  throw InputError(fmt::format(
-      "{} on {} ranks: every rank sends to every other, {:.3g} {} needing about {} of memory, "
-      "more than {} ({}); about {} ranks fit (--ranks), or raise the limit with --max-memory",
-      subject, n, count, items, format_bytes(Bytes(static_cast<std::int64_t>(bytes))),
-      format_bytes(limit), source, fitting));
-}
-
-void guard_resources(Context& ctx, const workloads::WorkloadSpec& spec,
-                     const std::string& max_memory) {
-  const auto [limit, source] = memory_limit(max_memory);
-  const ResourceEstimate estimate = estimate_resources(spec);
-  check_resources(estimate, spec, limit, source);
-  if (!estimate.extrapolated) return;
-  const std::string what =
-      fmt::format("{} micro-batches per replica, about {:.3g} operations and {} of memory",
-                  estimate.micro_batches, static_cast<double>(estimate.operations),
-                  format_bytes(estimate.memory));
-  // A word of what is coming when the run will take a while (at the reference machine's rate).
-  if (estimate.seconds > 10) {
-    ctx.log.info("a large step: {}; expect about {:.0f} s", what, estimate.seconds);
-  } else {
-    ctx.log.debug("estimate: {}; about {:.1f} s", what, estimate.seconds);
-  }
 }
 
 void silence(Context& ctx) {
@@ -152,49 +180,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   commands.push_back(add_search_command(app));
 
   // An unknown command would otherwise read as "a subcommand is required"; name it instead.
-  for (const auto& arg : args) {
-    if (arg.empty() || arg.front() == '-') continue;
-    std::vector<std::string> names;
-    for (const auto* sub : app.get_subcommands({}))
-      names.push_back(sub->get_name());
-    if (std::find(names.begin(), names.end(), arg) != names.end()) break;
-    const std::string suggestion = config::closest_match(arg, names);
-    err << "stepsim: error: unknown command '" << arg << "'"
-        << (suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?")
-        << "\nRun 'stepsim --help' for the list of commands.\n";
-    return 2;
-  }
+  if (refuse_unknown_command(app, args, err)) return 2;
 
-  // CLI11 wants argv-style input, last argument first.
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e, out, err);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e, out, err);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e, out, err);
-  } catch (const CLI::ArgumentMismatch& e) {
-    // CLI11 says "verbose was given a disallowed flag override": name the argument instead.
-    if (const std::string* arg = flag_given_a_value(app, args)) {
-      err << "stepsim: error: " << arg->substr(0, arg->find('='))
-          << " is a flag and takes no value, got '" << *arg
-          << "' (repeat it to count: -vv)\nRun with --help for more information.\n";
-      return 2;
-    }
-    app.exit(e, out, err);
-    return 2;
-  } catch (const CLI::ParseError& e) {
-    app.exit(e, out, err);
-    return 2;
-  } catch (const std::exception& e) {
-    // A conversion inside CLI11 that throws a standard exception instead of its own (a bad
-    // command line, whatever CLI11 calls it: nothing has run yet).
-    err << "stepsim: error: cannot read the command line: " << e.what()
-        << "\nRun with --help for more information.\n";
-    return 2;
-  }
+  if (const std::optional<int> code = parse(app, args, out, err)) return *code;
 
   auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(err);
   sink->set_pattern("stepsim: %^%l%$: %v");
@@ -211,19 +199,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                   environment.progress_after_s};
 
   for (auto& command : commands) {
-    if (!command.app->parsed()) continue;
-    try {
-      return command.action(context);
-    } catch (const InputError& e) {
-      out.flush();
-      err << "stepsim: error: " << e.what() << "\n";
-      return context.errors_reported_elsewhere ? 0 : 2;
-    } catch (const std::exception& e) {
-      out.flush();
-      err << "stepsim: internal error: " << e.what()
-          << "\n(this is a bug in stepsim; please report it with the command that caused it)\n";
-      return 1;
-    }
+    if (command.app->parsed()) return run_action(command, context);
   }
   return 2;  // unreachable: require_subcommand(1) guarantees one was parsed
 }

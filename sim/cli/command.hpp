@@ -23,10 +23,6 @@ class App;
 class Option;
 }  // namespace CLI
 
-namespace stepsim::workloads {
-struct WorkloadSpec;
-}
-
 namespace stepsim::cli {
 
 struct Context {
@@ -50,39 +46,15 @@ struct Command {
   Action action;
 };
 
-// `parse(text)` for the value of `option`; a bad value's message names the option and the value
-// ("--bytes '64': ..."), as a scenario's messages name the key.
-template <class Parse>
-auto option_value(std::string_view option, const std::string& text, Parse parse) {
-  try {
-    return parse(text);
-  } catch (const InputError& e) {
-    throw InputError(fmt::format("{} '{}': {}", option, text, e.what()));
-  }
-}
-
 // Adds the repeatable `-o key.path=value` option to `app`, collecting into `overrides`.
 void add_override_option(CLI::App& app, std::vector<std::string>& overrides);
 
 // Adds `--memory-with KEY=VALUE` (search: overrides for the memory rule alone) and returns it.
 CLI::Option* add_memory_with_option(CLI::App& app, std::vector<std::string>& overrides);
 
-// Adds `--max-memory SIZE` (the memory a simulation may use; default: the machine's).
+// Adds `--max-memory SIZE` (the memory a simulation may use; default: the machine's;
+// app::memory_limit reads it).
 void add_max_memory_option(CLI::App& app, std::string& max_memory);
-// The memory a simulation may use and where that figure comes from: the option's value
-// ("--max-memory"; InputError naming the option for a bad size) or, when it is empty, the
-// machine's physical memory.
-std::pair<Bytes, std::string> memory_limit(const std::string& max_memory);
-// Refuses an all-to-all over `n` ranks, n(n-1) `items` (transfers, flows) of about `bytes_each`
-// of memory, when they need more than `max_memory` (or the machine's): InputError that starts
-// with `subject` ("--op alltoall") and says how many ranks would fit.
-void guard_all_to_all(std::string_view subject, std::string_view items, std::uint64_t n,
-                      double bytes_each, const std::string& max_memory);
-// Estimates what simulating the step of `spec` needs (sim/run/resource_estimate.hpp), logs it,
-// and throws InputError with the estimate and advice when it is more than `max_memory` (the
-// option's text; empty: the machine's physical memory).
-void guard_resources(Context& ctx, const workloads::WorkloadSpec& spec,
-                     const std::string& max_memory);
 // For the processes of an MPI launch other than 0 (sim/search/distribution.hpp): nothing of this
 // command reaches stdout or stderr, its logs and error messages included (process 0 says them).
 void silence(Context& ctx);

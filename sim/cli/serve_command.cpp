@@ -9,11 +9,11 @@
 #include <optional>
 #include <ostream>
 
+#include "sim/app/serving_run.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/run/html_report.hpp"
 #include "sim/run/serve.hpp"
-#include "sim/scenario/serving_scenario.hpp"
 
 namespace stepsim::cli {
 
@@ -61,39 +61,32 @@ Command add_serve_command(CLI::App& app) {
       ->type_name("RANKS")
       ->needs(html);
   return {sub, [options](Context& ctx) {
-            std::optional<Time> limit;
-            if (!options->tpot.empty()) {
-              limit = option_value("--tpot", options->tpot, parse_time);
-              if (*limit <= Time::zero())
-                throw InputError(fmt::format("--tpot '{}': a time above zero", options->tpot));
-            }
-            const ServingScenario scenario =
-                load_serving_scenario(options->file, options->overrides);
-            if (limit && !scenario.serving.decode)
-              throw InputError(fmt::format(
-                  "--tpot needs a decode pool: {} has no serving.decode section", options->file));
+            app::ServeRequest request;
+            request.scenario.file = options->file;
+            request.scenario.overrides = options->overrides;
+            request.tpot = options->tpot;
+            if (!options->trace.empty()) request.trace = options->trace;
+            request.trace_ranks = options->trace_ranks;
+            request.views = !options->html.empty();
+            request.view_ranks = options->html_ranks;
+            request.output_guard = ctx.output_guard;
+            request.note = [&ctx](const std::string& note) { ctx.log.info("{}", note); };
             // The outputs start before the simulations (a bad path fails at once) and are renamed
             // into place when complete.
             std::optional<output::AtomicFile> report_file;
-            if (!options->report.empty()) report_file.emplace(options->report, ctx.output_guard);
             std::optional<output::AtomicFile> html_file;
-            if (!options->html.empty()) html_file.emplace(options->html, ctx.output_guard);
-            ServeRecording recording;
-            if (!options->trace.empty()) recording.trace = options->trace;
-            recording.trace_ranks = options->trace_ranks;
-            recording.output_guard = ctx.output_guard;
-            recording.views = html_file.has_value();
-            recording.view_ranks = options->html_ranks;
-            recording.note = [&ctx](const std::string& note) { ctx.log.info("{}", note); };
-            ServeViews views;
-            const ServeReport report = make_serve_report(scenario, limit, recording, &views);
-            print_serve_summary(ctx.out, report);
+            request.before_runs = [&] {
+              if (!options->report.empty()) report_file.emplace(options->report, ctx.output_guard);
+              if (!options->html.empty()) html_file.emplace(options->html, ctx.output_guard);
+            };
+            const app::ServeRun run = app::serve(request);
+            print_serve_summary(ctx.out, run.report);
             if (report_file) {
-              report_file->stream() << to_json(report).dump(2) << '\n';
+              report_file->stream() << to_json(run.report).dump(2) << '\n';
               report_file->commit();
             }
             if (html_file) {
-              write_serve_html(html_file->stream(), report, views);
+              write_serve_html(html_file->stream(), run.report, run.views);
               html_file->commit();
             }
             ctx.out.flush();

@@ -1,76 +1,199 @@
 // The native part of the Python module `stepsim` (sim/python/stepsim/__init__.py is the part
-// people call; docs/python.md). It runs the simulator in-process and releases the GIL while it
-// does, so that threads can run simulations side by side:
-//  - run(): a scenario file, or scenario text (a dict as JSON, which is YAML), with overrides:
-//    the --report JSON as text, and the --html page and --trace when asked, as `stepsim run`.
-//  - cli(): any `stepsim` command line, in-process: (exit code, stdout, stderr).
-// Bad input raises StepsimError (a ValueError) with the command line's message.
+// people call; docs/python.md): each function calls one function of the application layer
+// (sim/app) and returns its result as Python objects (dicts, lists, numbers, strings) built
+// directly from the result, with the keys of the command line's JSON (units in the key names).
+// The GIL is released while the simulator runs, so that threads can run simulations side by side.
+// Bad input raises _stepsim.InputError (a ValueError) with the message the command line prints.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <filesystem>
 #include <optional>
-#include <sstream>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#include "sim/cli/cli.hpp"
-#include "sim/common/config.hpp"
+#include <nlohmann/json.hpp>
+
+#include "sim/app/collective_sweep.hpp"
+#include "sim/app/collective_writer.hpp"
+#include "sim/app/comparison.hpp"
+#include "sim/app/comparison_writer.hpp"
+#include "sim/app/layout_search_run.hpp"
+#include "sim/app/serving_run.hpp"
+#include "sim/app/step_run.hpp"
+#include "sim/app/topology_description.hpp"
+#include "sim/app/topology_writer.hpp"
 #include "sim/common/input_error.hpp"
 #include "sim/output/atomic_output.hpp"
 #include "sim/run/html_report.hpp"
-#include "sim/run/resource_estimate.hpp"
-#include "sim/run/simulate.hpp"
-#include "sim/scenario/scenario.hpp"
+#include "sim/search/search_output.hpp"
 
 namespace py = pybind11;
 
 namespace stepsim::python {
 namespace {
 
-struct RunArguments {
-  std::string source;  // a path, or the scenario's text
-  bool is_text = false;
-  std::vector<std::string> overrides;
-  std::string html;
-  std::string html_ranks = "auto";
-  std::string trace;
-  std::string trace_ranks = "auto";
-};
-
-// As `stepsim run SOURCE -o ... [--html F] [--trace F]`; returns the report as JSON text.
-std::string run_step(const RunArguments& a) {
-  const Scenario scenario =
-      a.is_text ? load_scenario(config::Document::parse(a.source, "<scenario dict>",
-                                                        std::filesystem::current_path()),
-                                "scenario", a.overrides)
-                : load_scenario(a.source, a.overrides);
-  check_resources(estimate_resources(scenario.workload), scenario.workload, machine_memory(),
-                  "the machine's memory");
-  std::optional<output::AtomicFile> html_file;
-  if (!a.html.empty()) html_file.emplace(a.html);
-  SimulateOptions options;
-  StepView view;
-  if (html_file) {
-    options.view = &view;
-    options.view_ranks = a.html_ranks;
+// A JSON tree (a result's writer output, in memory) as Python objects, keys in order.
+template <class Json>
+py::object to_python(const Json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::object: {
+      py::dict d;
+      for (auto it = j.begin(); it != j.end(); ++it)
+        d[py::str(it.key())] = to_python(it.value());
+      return d;
+    }
+    case nlohmann::json::value_t::array: {
+      py::list l;
+      for (const auto& item : j)
+        l.append(to_python(item));
+      return l;
+    }
+    case nlohmann::json::value_t::string:
+      return py::str(j.template get<std::string>());
+    case nlohmann::json::value_t::boolean:
+      return py::bool_(j.template get<bool>());
+    case nlohmann::json::value_t::number_integer:
+      return py::int_(j.template get<std::int64_t>());
+    case nlohmann::json::value_t::number_unsigned:
+      return py::int_(j.template get<std::uint64_t>());
+    case nlohmann::json::value_t::number_float:
+      return py::float_(j.template get<double>());
+    default:
+      return py::none();
   }
-  if (!a.trace.empty()) options.trace = a.trace;
-  options.trace_ranks = a.trace_ranks;
-  const StepReport report = simulate_step(scenario, options);
-  if (html_file) {
-    write_step_html(html_file->stream(), report, view);
-    html_file->commit();
-  }
-  return to_json(report).dump();
 }
 
-std::tuple<int, std::string, std::string> run_cli(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = cli::run(args, out, err);
-  return {code, out.str(), err.str()};
+// A scenario as __init__.py passes it: a file, or YAML text named `origin`, and the overrides.
+struct Source {
+  std::string file;
+  std::string text;
+  std::string origin;
+  std::vector<std::string> overrides;
+
+  app::ScenarioSource scenario() const {
+    app::ScenarioSource s;
+    s.file = file;
+    s.text = text;
+    s.origin = origin;
+    s.overrides = overrides;
+    return s;
+  }
+};
+
+// Writes `write(stream)` to `path` whole (renamed into place when complete), when path is set.
+template <class Write>
+void write_file(const std::string& path, Write write) {
+  if (path.empty()) return;
+  output::AtomicFile file(path);
+  write(file.stream());
+  file.commit();
+}
+
+py::object run(const Source& source, const std::string& max_memory, const std::string& html,
+               const std::string& html_ranks, const std::string& trace,
+               const std::string& trace_ranks) {
+  app::StepRequest request;
+  request.scenario = source.scenario();
+  request.max_memory = max_memory;
+  if (!trace.empty()) request.trace = trace;
+  request.trace_ranks = trace_ranks;
+  request.view = !html.empty();
+  request.view_ranks = html_ranks;
+  std::optional<app::StepRun> result;
+  {
+    py::gil_scoped_release release;
+    result.emplace(app::run_step(request));
+    write_file(html,
+               [&](std::ostream& out) { write_step_html(out, result->report, *result->view); });
+  }
+  return to_python(to_json(result->report));
+}
+
+py::object serve(const Source& source, const std::string& tpot, const std::string& html,
+                 const std::string& html_ranks, const std::string& trace,
+                 const std::string& trace_ranks) {
+  app::ServeRequest request;
+  request.scenario = source.scenario();
+  request.tpot = tpot;
+  if (!trace.empty()) request.trace = trace;
+  request.trace_ranks = trace_ranks;
+  request.views = !html.empty();
+  request.view_ranks = html_ranks;
+  std::optional<app::ServeRun> result;
+  {
+    py::gil_scoped_release release;
+    result.emplace(app::serve(request));
+    write_file(html,
+               [&](std::ostream& out) { write_serve_html(out, result->report, result->views); });
+  }
+  return to_python(to_json(result->report));
+}
+
+py::object compare(const std::vector<Source>& sources, const std::vector<std::string>& topologies,
+                   const std::vector<std::string>& variants, bool search,
+                   const std::vector<std::string>& spaces, unsigned jobs,
+                   const std::string& max_memory) {
+  app::CompareRequest request;
+  for (const Source& s : sources)
+    request.scenarios.push_back(s.scenario());
+  request.topologies = topologies;
+  request.variants = variants;
+  request.search = search;
+  request.spaces = spaces;
+  request.jobs = jobs;
+  request.max_memory = max_memory;
+  std::optional<app::Comparison> result;
+  {
+    py::gil_scoped_release release;
+    result.emplace(app::compare(request));
+  }
+  return to_python(app::comparison_json(*result));
+}
+
+py::object collective(app::CollectiveRequest request, const std::string& html,
+                      const std::string& published) {
+  std::optional<app::CollectiveSweep> sweep;
+  {
+    py::gil_scoped_release release;
+    sweep.emplace(app::sweep_collective(request));
+    write_file(html, [&](std::ostream& out) {
+      app::write_collective_page(out, *sweep,
+                                 app::published_points(*sweep, published)
+                                     .value_or(std::vector<stepsim::PublishedBusbw>{}));
+    });
+  }
+  return to_python(app::collective_json(*sweep));
+}
+
+py::object topology(const std::string& spec, bool reach) {
+  std::optional<app::TopologyDescription> description;
+  {
+    py::gil_scoped_release release;
+    description.emplace(app::describe_topology(spec, reach));
+  }
+  return to_python(app::topology_json(*description));
+}
+
+py::object search(const Source& source, const std::vector<std::string>& spaces,
+                  double memory_margin, unsigned jobs,
+                  const std::vector<std::string>& memory_overrides, const std::string& max_memory,
+                  const std::string& write_best) {
+  app::SearchRequest request;
+  request.scenario = source.scenario();
+  request.spaces = spaces;
+  request.memory_margin = memory_margin;
+  request.jobs = jobs;
+  request.memory_overrides = memory_overrides;
+  request.max_memory = max_memory;
+  std::optional<app::SearchRun> run;
+  {
+    py::gil_scoped_release release;
+    run.emplace(app::search(request));
+    write_file(write_best, [&](std::ostream& out) {
+      search::write_scenario_yaml(out, run->scenario, run->outcome.ranked.front());
+    });
+  }
+  return to_python(search::to_json(run->outcome));
 }
 
 }  // namespace
@@ -78,26 +201,42 @@ std::tuple<int, std::string, std::string> run_cli(const std::vector<std::string>
 
 PYBIND11_MODULE(_stepsim, m) {
   using namespace stepsim::python;
-  m.doc() = "stepsim's simulator, in-process (use the package `stepsim`, docs/python.md)";
-  py::register_exception<stepsim::InputError>(m, "StepsimError", PyExc_ValueError);
-  m.def(
-      "run",
-      [](std::string source, bool is_text, std::vector<std::string> overrides, std::string html,
-         std::string html_ranks, std::string trace, std::string trace_ranks) {
-        const RunArguments a{
-            std::move(source),     is_text,          std::move(overrides),  std::move(html),
-            std::move(html_ranks), std::move(trace), std::move(trace_ranks)};
-        py::gil_scoped_release release;
-        return run_step(a);
-      },
-      py::arg("source"), py::arg("is_text"), py::arg("overrides"), py::arg("html") = "",
-      py::arg("html_ranks") = "auto", py::arg("trace") = "", py::arg("trace_ranks") = "auto",
-      "Simulates one step; returns the --report JSON text.");
-  m.def(
-      "cli",
-      [](const std::vector<std::string>& args) {
-        py::gil_scoped_release release;
-        return run_cli(args);
-      },
-      py::arg("args"), "Runs `stepsim ARGS...` in-process: (exit code, stdout, stderr).");
+  using stepsim::app::CollectiveRequest;
+  m.doc() = "stepsim's application layer, in-process (use the package `stepsim`, docs/python.md)";
+  py::register_exception<stepsim::InputError>(m, "InputError", PyExc_ValueError);
+  py::class_<Source>(m, "Source")
+      .def(py::init<std::string, std::string, std::string, std::vector<std::string>>(),
+           py::arg("file"), py::arg("text"), py::arg("origin"), py::arg("overrides"));
+  py::class_<CollectiveRequest>(m, "CollectiveRequest")
+      .def(py::init<>())
+      .def_readwrite("topology", &CollectiveRequest::topology)
+      .def_readwrite("op", &CollectiveRequest::op)
+      .def_readwrite("ranks", &CollectiveRequest::ranks)
+      .def_readwrite("sizes", &CollectiveRequest::sizes)
+      .def_readwrite("sizes_given", &CollectiveRequest::sizes_given)
+      .def(
+          "set_network",
+          [](CollectiveRequest& r, std::string key, std::string value) {
+            r.network.set(std::move(key), std::move(value));
+          },
+          py::arg("key"), py::arg("value"))
+      .def_readwrite("root", &CollectiveRequest::root)
+      .def_readwrite("matrix", &CollectiveRequest::matrix)
+      .def_readwrite("skew", &CollectiveRequest::skew)
+      .def_readwrite("max_memory", &CollectiveRequest::max_memory);
+  m.def("run", &run, py::arg("source"), py::arg("max_memory"), py::arg("html"),
+        py::arg("html_ranks"), py::arg("trace"), py::arg("trace_ranks"),
+        "app::run_step: the report as a dict.");
+  m.def("serve", &serve, py::arg("source"), py::arg("tpot"), py::arg("html"), py::arg("html_ranks"),
+        py::arg("trace"), py::arg("trace_ranks"), "app::serve: the report as a dict.");
+  m.def("compare", &compare, py::arg("sources"), py::arg("topologies"), py::arg("variants"),
+        py::arg("search"), py::arg("spaces"), py::arg("jobs"), py::arg("max_memory"),
+        "app::compare: a list of {variant, report}.");
+  m.def("collective", &collective, py::arg("request"), py::arg("html"), py::arg("published"),
+        "app::sweep_collective: the setup and its rows as a dict.");
+  m.def("topology", &topology, py::arg("spec"), py::arg("reach"),
+        "app::describe_topology: the description as a dict.");
+  m.def("search", &search, py::arg("source"), py::arg("spaces"), py::arg("memory_margin"),
+        py::arg("jobs"), py::arg("memory_overrides"), py::arg("max_memory"), py::arg("write_best"),
+        "app::search: the search as a dict.");
 }

@@ -238,83 +238,101 @@ Scenario candidate_scenario(const Scenario& base, const Candidate& candidate) {
   return s;
 }
 
-std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpace& space,
-                                          const SearchOptions& options, SearchOutcome& outcome) {
+namespace {
+
+// A layout after the check and memory rules and the bound.
+struct Checked {
+  std::optional<Candidate> candidate;
+  std::string failure;  // the check's message
+  bool too_big = false;
+  Bytes simulation_memory;  // the simulation's estimate when above max_simulation_memory
+};
+
+// What every layout's check needs of the scenario and the options.
+struct CheckContext {
+  const Scenario& base;
+  const SearchOptions& options;
+  int world = 0;  // accelerators
+  bool show_bucket = false;
+  bool show_order = false;
+  BytesPerSecond injection;
+};
+
+// The layouts of the space that divide the accelerators (rule world) and give a dp of the space
+// (rule dp), counted in `outcome`.
+std::vector<Choice> enumerate_layouts(const Scenario& base, const SearchSpace& space,
+                                      SearchOutcome& outcome) {
   outcome.space = describe(space);
   Enumerator enumerator(base, space);
-  const std::vector<Choice> choices = enumerator.run();
+  std::vector<Choice> choices = enumerator.run();
   outcome.enumerated = choices.size() + enumerator.world_pruned + enumerator.dp_pruned;
   outcome.pruned.push_back({"world", enumerator.world_pruned});
   if (space.find("dp") != nullptr) outcome.pruned.push_back({"dp", enumerator.dp_pruned});
+  return choices;
+}
 
-  // The check and memory rules and the bound, each candidate on its own (the parse reads the
-  // device's files; the bound plays the stages' operation graphs). Under a distribution each
-  // process takes every processes-th layout, and they exchange the results.
-  const int world = static_cast<int>(base.topology.accelerators().size());
-  struct Checked {
-    std::optional<Candidate> candidate;
-    std::string failure;  // the check's message
-    bool too_big = false;
-    Bytes simulation_memory;  // the simulation's estimate when above max_simulation_memory
-  };
-  std::vector<Checked> checked(choices.size());
-  const bool show_bucket = space.find("grad_bucket") != nullptr;
-  const bool show_order = space.find("order") != nullptr;
-  const BytesPerSecond injection = injection_bandwidth(base.topology);
-  LocalDistribution local;
-  Distribution& distribution = options.distribution ? *options.distribution : local;
+// Layout `i`: the scenario's checks, its memory (of the whole model with memory_overrides), the
+// estimate of simulating it and its lower bound.
+Checked check_layout(const CheckContext& x, const Choice& choice, std::size_t i) {
+  Checked checked;
+  Candidate c;
+  c.index = i;
+  c.overrides = overrides_of(choice);
+  config::Document doc = x.base.document;
+  try {
+    for (const auto& o : c.overrides)
+      doc.apply_override(o);
+    c.spec = workloads::parse_workload(doc.root());
+    workloads::validate_layout(c.spec, x.world);
+  } catch (const InputError& e) {
+    checked.failure = e.what();
+    return checked;
+  }
+  // The spec whose memory must fit: the candidate's, or its whole model (memory_overrides).
+  std::optional<workloads::WorkloadSpec> whole;
+  if (!x.options.memory_overrides.empty()) {
+    try {
+      for (const auto& o : x.options.memory_overrides)
+        doc.apply_override(o);
+      whole.emplace(workloads::parse_workload(doc.root()));
+      workloads::validate_layout(*whole, x.world);
+    } catch (const InputError& e) {
+      checked.failure = e.what();
+      return checked;
+    }
+  }
+  c.label = label_of(c.spec, x.show_bucket, x.show_order);
+  for (const auto& m : workloads::estimate_memory(whole ? *whole : c.spec)) {
+    c.memory_peak = std::max(c.memory_peak, m.total);
+    const double usable = static_cast<double>(m.capacity.count()) * (1.0 - x.options.memory_margin);
+    if (static_cast<double>(m.total.count()) > usable) checked.too_big = true;
+  }
+  if (!checked.too_big && x.options.max_simulation_memory.count() > 0) {
+    // Before the bound, which generates the whole step: a step too big to simulate is too big to
+    // bound.
+    const ResourceEstimate e = estimate_resources(c.spec);
+    if (e.extrapolated && e.memory > x.options.max_simulation_memory)
+      checked.simulation_memory = e.memory;
+  }
+  if (!checked.too_big && checked.simulation_memory.count() == 0)
+    c.bound = lower_bound(c.spec, x.injection).step;
+  checked.candidate = std::move(c);
+  return checked;
+}
+
+// This process's share of the layouts checked on its threads (every processes-th layout). An
+// exception in one process's share ends every process (an internal error as one: the message
+// is marked).
+void check_share(const CheckContext& x, const std::vector<Choice>& choices,
+                 Distribution& distribution, std::vector<Checked>& checked) {
   const auto processes = static_cast<std::size_t>(distribution.processes());
   const auto rank = static_cast<std::size_t>(distribution.rank());
   const std::size_t share = (choices.size() + processes - 1 - rank) / processes;
-  // An exception in one process's share ends every process (an internal error as one: the
-  // message is marked).
   std::string error;
   try {
-    parallel_for(share, options.threads, [&](std::size_t k) {
+    parallel_for(share, x.options.threads, [&](std::size_t k) {
       const std::size_t i = rank + k * processes;
-      Candidate c;
-      c.index = i;
-      c.overrides = overrides_of(choices[i]);
-      config::Document doc = base.document;
-      try {
-        for (const auto& o : c.overrides)
-          doc.apply_override(o);
-        c.spec = workloads::parse_workload(doc.root());
-        workloads::validate_layout(c.spec, world);
-      } catch (const InputError& e) {
-        checked[i].failure = e.what();
-        return;
-      }
-      // The spec whose memory must fit: the candidate's, or its whole model (memory_overrides).
-      std::optional<workloads::WorkloadSpec> whole;
-      if (!options.memory_overrides.empty()) {
-        try {
-          for (const auto& o : options.memory_overrides)
-            doc.apply_override(o);
-          whole.emplace(workloads::parse_workload(doc.root()));
-          workloads::validate_layout(*whole, world);
-        } catch (const InputError& e) {
-          checked[i].failure = e.what();
-          return;
-        }
-      }
-      c.label = label_of(c.spec, show_bucket, show_order);
-      for (const auto& m : workloads::estimate_memory(whole ? *whole : c.spec)) {
-        c.memory_peak = std::max(c.memory_peak, m.total);
-        const double usable =
-            static_cast<double>(m.capacity.count()) * (1.0 - options.memory_margin);
-        if (static_cast<double>(m.total.count()) > usable) checked[i].too_big = true;
-      }
-      if (!checked[i].too_big && options.max_simulation_memory.count() > 0) {
-        // Before the bound, which generates the whole step: a step too big to simulate is too
-        // big to bound.
-        const ResourceEstimate e = estimate_resources(c.spec);
-        if (e.extrapolated && e.memory > options.max_simulation_memory)
-          checked[i].simulation_memory = e.memory;
-      }
-      if (!checked[i].too_big && checked[i].simulation_memory.count() == 0)
-        c.bound = lower_bound(c.spec, injection).step;
-      checked[i].candidate = std::move(c);
+      checked[i] = check_layout(x, choices[i], i);
     });
   } catch (const InputError& e) {
     error = e.what();
@@ -325,83 +343,111 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
     if (first.starts_with(kInternal)) throw std::runtime_error(first.substr(kInternal.size()));
     throw InputError(first);
   }
-  if (processes > 1) {
-    // Each checked layout as [index, 0, failure], [index, 1 (too big) or 2, label, memory, bound]
-    // or [index, 3 (too big to simulate), label, memory, bound, simulation memory]; the others'
-    // candidates come without their WorkloadSpec (only the bound needs it).
-    ByteWriter mine;
-    for (std::size_t i = rank; i < choices.size(); i += processes) {
-      mine.raw<std::uint64_t>(i);
-      const Checked& ch = checked[i];
-      const bool too_costly = ch.simulation_memory.count() > 0;
-      mine.raw<std::uint8_t>(!ch.failure.empty() ? 0 : ch.too_big ? 1 : too_costly ? 3 : 2);
-      if (!ch.failure.empty()) {
-        mine.text(ch.failure);
-        continue;
-      }
-      mine.text(ch.candidate->label);
-      mine.bytes(ch.candidate->memory_peak);
-      mine.time(ch.candidate->bound);
-      if (too_costly) mine.bytes(ch.simulation_memory);
-    }
-    const std::vector<std::string> all = distribution.all_gather(mine.take());
-    std::size_t filled = 0;
-    for (std::size_t r = 0; r < all.size(); ++r) {
-      ByteReader in(all[r]);
-      while (!in.done()) {
-        const auto i = static_cast<std::size_t>(in.raw<std::uint64_t>());
-        if (i >= choices.size() || i % processes != r)
-          throw std::logic_error("stepsim search: a layout from the wrong process (a bug)");
-        ++filled;
-        const auto state = in.raw<std::uint8_t>();
-        if (r == rank) {
-          in.text();
-          if (state != 0) {
-            in.bytes();
-            in.time();
-          }
-          if (state == 3) in.bytes();
-          continue;
-        }
-        if (state == 0) {
-          checked[i].failure = in.text();
-          continue;
-        }
-        Candidate c;
-        c.index = i;
-        c.overrides = overrides_of(choices[i]);
-        c.label = in.text();
-        c.memory_peak = in.bytes();
-        c.bound = in.time();
-        checked[i].too_big = state == 1;
-        if (state == 3) checked[i].simulation_memory = in.bytes();
-        checked[i].candidate = std::move(c);
-      }
-    }
-    if (filled != choices.size())
-      throw std::logic_error("stepsim search: a layout no process checked (a bug)");
-  }
+}
 
+// This process's checked layouts as [index, 0, failure], [index, 1 (too big) or 2, label,
+// memory, bound] or [index, 3 (too big to simulate), label, memory, bound, simulation memory].
+std::string encode_share(const std::vector<Checked>& checked, std::size_t rank,
+                         std::size_t processes) {
+  ByteWriter mine;
+  for (std::size_t i = rank; i < checked.size(); i += processes) {
+    mine.raw<std::uint64_t>(i);
+    const Checked& ch = checked[i];
+    const bool too_costly = ch.simulation_memory.count() > 0;
+    mine.raw<std::uint8_t>(!ch.failure.empty() ? 0 : ch.too_big ? 1 : too_costly ? 3 : 2);
+    if (!ch.failure.empty()) {
+      mine.text(ch.failure);
+      continue;
+    }
+    mine.text(ch.candidate->label);
+    mine.bytes(ch.candidate->memory_peak);
+    mine.time(ch.candidate->bound);
+    if (too_costly) mine.bytes(ch.simulation_memory);
+  }
+  return mine.take();
+}
+
+// Reads process `r`'s share into `checked` (skipping this process's own); returns the layouts
+// read. The others' candidates come without their WorkloadSpec (only the bound needs it).
+std::size_t decode_share(const std::string& bytes, std::size_t r, std::size_t rank,
+                         std::size_t processes, const std::vector<Choice>& choices,
+                         std::vector<Checked>& checked) {
+  std::size_t filled = 0;
+  ByteReader in(bytes);
+  while (!in.done()) {
+    const auto i = static_cast<std::size_t>(in.raw<std::uint64_t>());
+    if (i >= choices.size() || i % processes != r)
+      throw std::logic_error("stepsim search: a layout from the wrong process (a bug)");
+    ++filled;
+    const auto state = in.raw<std::uint8_t>();
+    if (r == rank) {
+      in.text();
+      if (state != 0) {
+        in.bytes();
+        in.time();
+      }
+      if (state == 3) in.bytes();
+      continue;
+    }
+    if (state == 0) {
+      checked[i].failure = in.text();
+      continue;
+    }
+    Candidate c;
+    c.index = i;
+    c.overrides = overrides_of(choices[i]);
+    c.label = in.text();
+    c.memory_peak = in.bytes();
+    c.bound = in.time();
+    checked[i].too_big = state == 1;
+    if (state == 3) checked[i].simulation_memory = in.bytes();
+    checked[i].candidate = std::move(c);
+  }
+  return filled;
+}
+
+// Under a distribution of several processes, every process's checked layouts on every process.
+void exchange_checked(Distribution& distribution, const std::vector<Choice>& choices,
+                      std::vector<Checked>& checked) {
+  const auto processes = static_cast<std::size_t>(distribution.processes());
+  if (processes <= 1) return;
+  const auto rank = static_cast<std::size_t>(distribution.rank());
+  const std::vector<std::string> all =
+      distribution.all_gather(encode_share(checked, rank, processes));
+  std::size_t filled = 0;
+  for (std::size_t r = 0; r < all.size(); ++r)
+    filled += decode_share(all[r], r, rank, processes, choices, checked);
+  if (filled != choices.size())
+    throw std::logic_error("stepsim search: a layout no process checked (a bug)");
+}
+
+// The first layout each rule removed, for the message when none is left.
+struct FirstPruned {
+  std::string failure;
+  std::string too_big;
+  std::string too_costly;
+};
+
+// The layouts that passed every rule, in enumeration order; the counts per rule in `outcome`.
+std::vector<Candidate> tally(std::vector<Checked>& checked, const SearchOptions& options,
+                             SearchOutcome& outcome, FirstPruned& first) {
   std::map<std::string, std::size_t> by_key;
   std::size_t memory = 0;
   std::size_t too_costly = 0;
-  std::string first_failure;
-  std::string first_too_big;
-  std::string first_too_costly;
   std::vector<Candidate> passed;
   for (auto& ch : checked) {
     if (!ch.failure.empty()) {
       ++by_key[rule_of(ch.failure)];
-      if (first_failure.empty()) first_failure = ch.failure;
+      if (first.failure.empty()) first.failure = ch.failure;
     } else if (ch.too_big) {
       ++memory;
-      if (first_too_big.empty())
-        first_too_big = fmt::format("{} needs {} per rank", ch.candidate->label,
+      if (first.too_big.empty())
+        first.too_big = fmt::format("{} needs {} per rank", ch.candidate->label,
                                     format_bytes(ch.candidate->memory_peak));
     } else if (ch.simulation_memory.count() > 0) {
       ++too_costly;
-      if (first_too_costly.empty())
-        first_too_costly =
+      if (first.too_costly.empty())
+        first.too_costly =
             fmt::format("{}, about {}", ch.candidate->label, format_bytes(ch.simulation_memory));
     } else {
       passed.push_back(std::move(*ch.candidate));
@@ -412,30 +458,57 @@ std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpac
   outcome.pruned.push_back({"memory", memory});
   if (options.max_simulation_memory.count() > 0)
     outcome.pruned.push_back({"max-memory", too_costly});
-  if (passed.empty()) {
-    if (choices.empty()) {
-      throw InputError(fmt::format(
-          "no layout of the search space ({}) has tp x cp x pp dividing the {} accelerators",
-          outcome.space, world));
-    }
-    if (!first_too_big.empty()) {
-      throw InputError(fmt::format(
-          "no layout of the search space fits in memory (margin {:.0f}%): the first, {}; widen "
-          "the space (pp, zero, recompute, micro_batch) or lower --memory-margin",
-          100 * options.memory_margin, first_too_big));
-    }
-    if (!first_too_costly.empty()) {
-      throw InputError(fmt::format(
-          "no layout of the search space can be simulated within {} of memory (--max-memory; "
-          "default: the machine's): the first, {} (fewer micro-batches per replica need less: a "
-          "larger micro_batch or a smaller training.global_batch); or raise --max-memory",
-          format_bytes(options.max_simulation_memory), first_too_costly));
-    }
-    throw InputError(
-        fmt::format("no layout of the search space passes the scenario's checks; the first: {}",
-                    first_failure));
-  }
+  return passed;
+}
 
+// No layout passed: why, by the first rule that removed one.
+[[noreturn]] void refuse_empty(bool enumerated_none, const FirstPruned& first,
+                               const SearchOptions& options, const SearchOutcome& outcome,
+                               int world) {
+  if (enumerated_none) {
+    throw InputError(fmt::format(
+        "no layout of the search space ({}) has tp x cp x pp dividing the {} accelerators",
+        outcome.space, world));
+  }
+  if (!first.too_big.empty()) {
+    throw InputError(fmt::format(
+        "no layout of the search space fits in memory (margin {:.0f}%): the first, {}; widen "
+        "the space (pp, zero, recompute, micro_batch) or lower --memory-margin",
+        100 * options.memory_margin, first.too_big));
+  }
+  if (!first.too_costly.empty()) {
+    throw InputError(fmt::format(
+        "no layout of the search space can be simulated within {} of memory (--max-memory; "
+        "default: the machine's): the first, {} (fewer micro-batches per replica need less: a "
+        "larger micro_batch or a smaller training.global_batch); or raise --max-memory",
+        format_bytes(options.max_simulation_memory), first.too_costly));
+  }
+  throw InputError(fmt::format(
+      "no layout of the search space passes the scenario's checks; the first: {}", first.failure));
+}
+
+}  // namespace
+
+std::vector<Candidate> prepare_candidates(const Scenario& base, const SearchSpace& space,
+                                          const SearchOptions& options, SearchOutcome& outcome) {
+  const std::vector<Choice> choices = enumerate_layouts(base, space, outcome);
+  // The check and memory rules and the bound, each candidate on its own (the parse reads the
+  // device's files; the bound plays the stages' operation graphs). Under a distribution each
+  // process takes every processes-th layout, and they exchange the results.
+  const CheckContext context{base,
+                             options,
+                             static_cast<int>(base.topology.accelerators().size()),
+                             space.find("grad_bucket") != nullptr,
+                             space.find("order") != nullptr,
+                             injection_bandwidth(base.topology)};
+  LocalDistribution local;
+  Distribution& distribution = options.distribution ? *options.distribution : local;
+  std::vector<Checked> checked(choices.size());
+  check_share(context, choices, distribution, checked);
+  exchange_checked(distribution, choices, checked);
+  FirstPruned first;
+  std::vector<Candidate> passed = tally(checked, options, outcome, first);
+  if (passed.empty()) refuse_empty(choices.empty(), first, options, outcome, context.world);
   return passed;
 }
 

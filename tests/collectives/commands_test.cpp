@@ -65,7 +65,7 @@ TEST(CollectiveCommand, BadInputExitsTwoWithAClearMessage) {
   expect_input_error({"collective", "-t", "dgx-h100", "--op", "alltoall", "--algo", "tree"},
                      "AllReduce only");
   expect_input_error({"collective", "-t", "dgx-h100", "--op", "alltoall", "--pxn", "yes"},
-                     "--pxn 'yes': expected 'on' or 'off'");
+                     "network.pxn: expected true or false, got 'yes'");
 }
 
 TEST(CollectiveCommand, AllToAllvWithSkewZeroIsTheAllToAll) {

@@ -1,6 +1,6 @@
 """The Python module `stepsim` (sim/python, docs/python.md) against the command line: the same
-results, the same error messages; a dict scenario; two simulations in two threads, with the GIL
-released while they run.
+results, the same error messages (and the file, key and value they name as attributes); a dict and
+a YAML-text scenario; two simulations in two threads, with the GIL released while they run.
 
 Run by ctest (label `python`) with Debian's python3, PYTHONPATH=<build>/python, and STEPSIM (the
 program) and STEPSIM_SOURCE_DIR (the repository) in the environment.
@@ -68,6 +68,31 @@ class RunTest(unittest.TestCase):
             stepsim.run(dict(scenario, parallelism={"tp": 3, "pp": 2, "dp": 2}))
         self.assertIn("tp", str(bad.exception))
 
+    def test_errors_carry_file_key_and_value(self):
+        with self.assertRaises(stepsim.StepsimError) as raised:
+            stepsim.run(QUICKSTART, overrides={"parallelism.tp": "banana"})
+        self.assertEqual(raised.exception.file, "command line (-o parallelism.tp=banana)")
+        self.assertEqual((raised.exception.line, raised.exception.column), (1, 1))
+        self.assertEqual(raised.exception.key, "parallelism.tp")
+        self.assertEqual(raised.exception.value, "banana")
+        with self.assertRaises(stepsim.StepsimError) as bad_file:
+            stepsim.run(os.path.join(SOURCE, "tests/inputs/bad/unknown_algorithm.yaml"))
+        self.assertTrue(bad_file.exception.file.endswith("unknown_algorithm.yaml"))
+        self.assertEqual(bad_file.exception.key, "network.algorithm")
+        self.assertIsNotNone(bad_file.exception.line)
+
+    def test_a_yaml_text_scenario_gives_the_files_figures(self):
+        with open(PIPELINE) as f:
+            text = f.read()
+        self.assertIn("\n", text)
+        before = os.getcwd()
+        os.chdir(os.path.dirname(PIPELINE))  # its relative file names, if any
+        try:
+            from_text = stepsim.run(text)
+        finally:
+            os.chdir(before)
+        self.assertEqual(from_text["step_time_ps"], stepsim.run(PIPELINE)["step_time_ps"])
+
     def test_html_and_trace_are_written(self):
         with tempfile.TemporaryDirectory() as d:
             html = os.path.join(d, "r.html")
@@ -124,6 +149,37 @@ class ThreadsTest(unittest.TestCase):
 
 
 class OtherCommandsTest(unittest.TestCase):
+    def test_serve_equals_the_command_lines_report(self):
+        decode = os.path.join(SOURCE, "examples/llama3-70b-decode-h100.yaml")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "serve.json")
+            result = cli("serve", decode, "--tpot", "30ms", "--report", path)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(path) as f:
+                expected = json.load(f)
+        report = stepsim.serve(decode, tpot="30ms")
+        self.assertEqual(report, expected)
+        self.assertGreater(report["tpot_s"], 0)
+        with self.assertRaises(stepsim.StepsimError) as bad:
+            stepsim.serve(decode, tpot="-1ms")
+        self.assertIn("--tpot '-1ms'", str(bad.exception))
+
+    def test_collective_network_settings_are_the_scenarios_keys(self):
+        result = cli("collective", "-t", "dgx-h100", "-n", "8", "-s", "1MiB", "--links",
+                     "line-rate", "--proto", "LL128", "--json")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        expected = json.loads(result.stdout)
+        self.assertEqual(stepsim.collective("dgx-h100", ranks=8, sizes="1MiB", links="line-rate",
+                                            proto="LL128"), expected)
+        self.assertEqual(stepsim.collective("dgx-h100", ranks=8, sizes="1MiB",
+                                            network={"calibration": "line-rate",
+                                                     "protocol": "LL128"}), expected)
+        with self.assertRaises(stepsim.StepsimError) as bad:
+            stepsim.collective("dgx-h100", links="fast")
+        self.assertEqual(bad.exception.key, "network.calibration")
+        self.assertEqual(bad.exception.value, "fast")
+
+
     def test_collective_equals_the_command_lines_json(self):
         result = cli("collective", "-t", "dgx-h100", "-n", "8", "-s", "1MiB:4MiB", "--json")
         self.assertEqual(result.returncode, 0, result.stderr)
