@@ -1,6 +1,9 @@
 #include "sim/scenario/scenario.hpp"
 
 #include <map>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include "sim/collectives/algorithms/algorithm_registry.hpp"
 #include "sim/collectives/nccl/nccl_tuner.hpp"
@@ -9,6 +12,44 @@
 #include "topology/load_topology.hpp"
 
 namespace stepsim {
+
+namespace {
+
+// With no `parallelism.dp`, data parallelism fills the topology: the accelerators over tp x cp x
+// pp (when they divide it; otherwise dp stays 1 and validate_layout names the mismatch). Returns
+// the topology it loaded to count them, or nothing when dp is given or the topology does not load
+// (or the document is not a training scenario: load_scenario reports each).
+std::optional<topology::Topology> fill_data_parallelism(config::Document& document) {
+  const config::Node root = document.root();
+  if (!root.is_map() || !root.has("topology") || root.has("serving")) return std::nullopt;
+  const auto par = root.find("parallelism");
+  if (par && (!par->is_map() || par->has("dp"))) return std::nullopt;
+  // A topology that does not load is reported where load_scenario reads it, after the keys
+  // before it, so that errors come in the same order with dp or without.
+  std::optional<topology::Topology> topology;
+  try {
+    topology = topology::load_topology(root.at("topology"));
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+  // A bad tp, cp or pp is reported by the layout's reader, in its order: no dp then.
+  std::int64_t ranks_per_replica = 1;
+  try {
+    for (const char* key : {"tp", "cp", "pp"}) {
+      if (!par) break;
+      if (auto v = par->find(key)) ranks_per_replica *= v->as_int(1, 1 << 20);
+    }
+  } catch (const InputError&) {
+    return topology;
+  }
+  const auto accelerators = static_cast<std::int64_t>(topology->accelerators().size());
+  if (accelerators >= ranks_per_replica && accelerators % ranks_per_replica == 0) {
+    document.set("parallelism.dp", fmt::format("{}", accelerators / ranks_per_replica));
+  }
+  return topology;
+}
+
+}  // namespace
 
 collectives::NetworkOptions parse_network_options(const config::Node* network) {
   collectives::NetworkOptions s;
@@ -73,6 +114,7 @@ Scenario load_scenario(config::Document document, const std::string& default_nam
                        const std::vector<std::string>& overrides) {
   for (const auto& o : overrides)
     document.apply_override(o);
+  std::optional<topology::Topology> loaded = fill_data_parallelism(document);
 
   const config::Node root = document.root();
   if (root.is_null())
@@ -95,7 +137,8 @@ Scenario load_scenario(config::Document document, const std::string& default_nam
   const auto network_node = root.find("network");
   collectives::NetworkOptions network =
       parse_network_options(network_node ? &*network_node : nullptr);
-  topology::Topology topology = topology::load_topology(topology_node);
+  topology::Topology topology =
+      loaded ? std::move(*loaded) : topology::load_topology(topology_node);
   // Each rank's scale-up domain, for node-limited routing and the relayed expert dispatch.
   {
     std::map<std::uint32_t, int> number;

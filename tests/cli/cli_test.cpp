@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "sim/cli/cli.hpp"
+#include "sim/common/config.hpp"
+#include "sim/common/input_error.hpp"
 #include "sim/run/resource_estimate.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "stepsim/version.hpp"
@@ -171,6 +173,31 @@ TEST(ResourceGuard, MaxMemoryLimitsAndIsChecked) {
   const Result bad = run({"run", scenario, "--max-memory", "lots"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--max-memory 'lots'"), std::string::npos) << bad.err;
+}
+
+TEST(Scenario, WithoutDpDataParallelismFillsTheTopology) {
+  // 16 accelerators (two DGX H100 nodes): tp 4 without dp gives dp 16 / 4 = 4; tp 4 pp 2 gives
+  // 2; dp given is kept, and a layout that does not divide the accelerators is still refused.
+  auto load = [](const std::string& parallelism) {
+    return load_scenario(
+        config::Document::parse("topology: dgx-h100-superpod:nodes=2\n"
+                                "model: llama3-8b\n"
+                                "compute: {device: h100}\n"
+                                "parallelism: " +
+                                    parallelism +
+                                    "\n"
+                                    "training: {seq_len: 1024, global_batch: 16}\n",
+                                "<test>", std::filesystem::current_path()),
+        "test", {});
+  };
+  EXPECT_EQ(load("{tp: 4}").workload.parallel.dp, 4);
+  EXPECT_EQ(load("{tp: 4, pp: 2}").workload.parallel.dp, 2);
+  EXPECT_EQ(load("{tp: 8, dp: 2}").workload.parallel.dp, 2);
+  EXPECT_THROW(load("{tp: 8, dp: 1}"), InputError);
+  EXPECT_THROW(load("{tp: 3}"), InputError);
+  // The quickstart names no dp: an override of tp alone keeps every accelerator busy.
+  const std::string quickstart = std::string(STEPSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
+  EXPECT_EQ(load_scenario(quickstart, {"parallelism.tp=4"}).workload.parallel.dp, 4);
 }
 
 TEST(ResourceGuard, EstimateGrowsLinearlyAndBoundsTheSteps) {
