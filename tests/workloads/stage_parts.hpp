@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 
 #include "workloads/context_parallel_attention.hpp"
 #include "workloads/expert_path.hpp"
@@ -16,9 +17,11 @@
 
 namespace stepsim::workloads {
 
+// Holds its own copy of the spec: the emitters keep references to it.
 struct StageParts {
-  explicit StageParts(const WorkloadSpec& spec)
-      : shape(micro_batch_shape(spec)),
+  explicit StageParts(WorkloadSpec spec_in)
+      : spec(std::move(spec_in)),
+        shape(micro_batch_shape(spec)),
         compute(spec, graph, false),
         figures(spec, shape),
         gradients(spec, 0, shape.element_bytes, graph, compute),
@@ -31,6 +34,7 @@ struct StageParts {
                {graph, compute, figures, *tensor, attention, experts, gradients, zero3}),
         ends(spec, shape, shape, true, compute, *tensor, gradients, zero3) {}
 
+  WorkloadSpec spec;
   MicroBatchShape shape;
   OpGraphBuilder graph;
   StageCompute compute;
