@@ -32,8 +32,8 @@
 // (levels nondecreasing along the order, no other link over capacity) and re-solved when the
 // check failed. On the uneven all-to-all of 64 endpoints the check failed at 3,708 of 4,032
 // instants: a departure moves about 15 classes to another bottleneck
-// (docs/notes/2026-12-performance-history.md, "Rates held per bottleneck level", with the figures
-// and why the cost stays Theta(flows^2) there).
+// (the commit that moved this prototype out of the engine, and docs/performance.md at c635544,
+// "Rates held per bottleneck level", give the figures and why the cost stays Theta(flows^2)).
 #pragma once
 
 #include <cstdint>
